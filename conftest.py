@@ -1,0 +1,71 @@
+"""Test-wide guards: no test may reach the network beyond this machine's own services."""
+
+import ipaddress
+import socket
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+_LOCAL_NAMES = {"localhost", "testserver", "", None}
+
+
+class NetworkAccessBlocked(RuntimeError):
+    pass
+
+
+def _is_local(host) -> bool:
+    if host in _LOCAL_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_address(sock, address):
+    if sock.family == socket.AF_UNIX:
+        return
+    host = address[0] if isinstance(address, tuple) else address
+    if not _is_local(host):
+        raise NetworkAccessBlocked(f"Outbound network call to {address!r} attempted in a test.")
+
+
+def _guarded_connect(self, address):
+    _check_address(self, address)
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):
+    _check_address(self, address)
+    return _real_connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host, *args, **kwargs):
+    if isinstance(host, bytes):
+        host = host.decode()
+    if not _is_local(host):
+        raise NetworkAccessBlocked(f"Name lookup of {host!r} attempted in a test.")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _block_outbound_network(monkeypatch):
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_redis_database(request):
+    """Every test starts with this worker's own, empty Redis database."""
+    from django.conf import settings
+
+    if "redis" not in settings.CACHES["default"]["BACKEND"].lower():
+        return
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.flushdb()
+    client.close()

@@ -1,0 +1,151 @@
+from django.db import models
+from django.db.models import Q
+
+
+class Room(models.Model):
+    """A KakaoTalk chat room as the edge client sees it, and the counterpart it resolved to."""
+
+    class Kind(models.TextChoices):
+        EXTERNAL = "external", "외부(벤더) 방"
+        INTERNAL = "internal", "내부(직원 전용) 방"
+
+    class ResolutionStatus(models.TextChoices):
+        MATCHED = "matched", "매칭됨"
+        BLOCKED = "blocked", "차단됨"
+        UNRESOLVED = "unresolved", "미확정"
+
+    stable_key = models.CharField("방 고유 키", max_length=200, unique=True)
+    name = models.CharField("방 이름", max_length=300)
+    kind = models.CharField("방 종류", max_length=16, choices=Kind.choices, default=Kind.EXTERNAL)
+    resolution_status = models.CharField(
+        "매칭 상태", max_length=16, choices=ResolutionStatus.choices, default=ResolutionStatus.UNRESOLVED
+    )
+    vendor = models.ForeignKey(
+        "vendors.Vendor", verbose_name="벤더", null=True, blank=True, on_delete=models.PROTECT, related_name="rooms"
+    )
+    resolution_reason = models.CharField("사유", max_length=32, blank=True)
+    resolution_candidates = models.JSONField("후보", default=list, blank=True)
+    resolved_name = models.CharField("매칭에 쓴 방 이름", max_length=300, blank=True)
+    resolved_at = models.DateTimeField("매칭 시각", null=True, blank=True)
+    resend_dropped_count = models.PositiveIntegerField("재전송 제거 수", default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "대화방"
+        verbose_name_plural = "대화방"
+        constraints = [
+            models.CheckConstraint(
+                name="room_vendor_only_when_matched",
+                condition=Q(resolution_status="matched", vendor__isnull=False)
+                | (~Q(resolution_status="matched") & Q(vendor__isnull=True)),
+            )
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class UploadBatch(models.Model):
+    """One POST from an uploader device; its result is replayed when the same batch_id comes again."""
+
+    device = models.ForeignKey("delivery.Device", on_delete=models.PROTECT, related_name="upload_batches")
+    batch_id = models.CharField(max_length=100)
+    received_at = models.DateTimeField(auto_now_add=True)
+    message_count = models.PositiveIntegerField(default=0)
+    stored_count = models.PositiveIntegerField(default=0)
+    resend_count = models.PositiveIntegerField(default=0)
+    duplicate_count = models.PositiveIntegerField(default=0)
+    question_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-received_at"]
+        verbose_name = "업로드 배치"
+        verbose_name_plural = "업로드 배치"
+        constraints = [models.UniqueConstraint(fields=["device", "batch_id"], name="upload_batch_unique_per_device")]
+
+    def __str__(self):
+        return self.batch_id
+
+
+class Message(models.Model):
+    """A stored (non-resend) chat message. Audit record: never edited after insert."""
+
+    room = models.ForeignKey(Room, on_delete=models.PROTECT, related_name="messages")
+    batch = models.ForeignKey(UploadBatch, on_delete=models.PROTECT, related_name="messages")
+    sender_name = models.CharField("보낸 사람", max_length=200)
+    sent_by_me = models.BooleanField("내가 보냄", default=False)
+    text = models.TextField("내용", blank=True)
+    sent_at = models.DateTimeField("보낸 시각")
+    unread_count = models.PositiveIntegerField("안 읽음 수", default=0)
+    # NULL, not "", so the partial unique constraint ignores messages without a client id.
+    client_message_id = models.CharField("클라이언트 메시지 ID", max_length=100, null=True, blank=True)  # noqa: DJ001
+    photo_count = models.PositiveIntegerField("사진 수", default=0)
+    file_count = models.PositiveIntegerField("파일 수", default=0)
+    is_tagged = models.BooleanField("봇 태그", default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["sent_at", "id"]
+        verbose_name = "메시지"
+        verbose_name_plural = "메시지"
+        indexes = [models.Index(fields=["room", "sent_at"], name="message_room_sent_at")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["room", "client_message_id"],
+                condition=Q(client_message_id__isnull=False),
+                name="message_unique_client_id_per_room",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.sender_name}: {self.text[:40]}"
+
+
+class ResendWindowEntry(models.Model):
+    """Database fallback of the resend window (Redis holds it when configured)."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="+")
+    key_hash = models.CharField(max_length=64)
+    last_seen_at = models.DateTimeField()
+    batch_id = models.CharField(max_length=100)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["room", "key_hash"], name="resend_window_unique_key")]
+
+    def __str__(self):
+        return f"{self.room_id}:{self.key_hash[:8]}"
+
+
+class Question(models.Model):
+    """A tagged message addressed to the bot. A run of the agent is driven by `status`."""
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "접수"
+        RUNNING = "running", "처리 중"
+        ANSWERED = "answered", "답변됨"
+        HELD = "held", "보류"
+        BLOCKED = "blocked", "차단"
+        NO_EVIDENCE = "no_evidence", "근거 없음"
+        FAILED = "failed", "실패"
+
+    TERMINAL_STATUSES = (Status.ANSWERED, Status.HELD, Status.BLOCKED, Status.NO_EVIDENCE, Status.FAILED)
+
+    message = models.OneToOneField(Message, on_delete=models.PROTECT, related_name="question")
+    room = models.ForeignKey(Room, on_delete=models.PROTECT, related_name="questions")
+    vendor = models.ForeignKey("vendors.Vendor", null=True, blank=True, on_delete=models.PROTECT)
+    text = models.TextField("질문")
+    status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.ACCEPTED)
+    outcome_reason = models.CharField("결과 사유", max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "질문"
+        verbose_name_plural = "질문"
+        indexes = [models.Index(fields=["status", "updated_at"], name="question_status_updated")]
+
+    def __str__(self):
+        return self.text[:60]
