@@ -47,3 +47,46 @@ class LivenessMarker(models.Model):
 
     def __str__(self):
         return f"{self.kind}:{self.outcome} q#{self.question_id}"
+
+
+class Alert(models.Model):
+    """Something staff must look at. One open alert per (kind, key): raising it again does not add a row."""
+
+    class Kind(models.TextChoices):
+        QUESTION_STALLED = "question_stalled", "질문 결과 없음"
+        QUESTION_FAILED = "question_failed", "질문 처리 실패"
+        SEND_STUCK = "send_stuck", "발송 지연"
+        SEND_UNKNOWN = "send_unknown", "발송 상태 불명"
+        SEND_NO_SENDER = "send_no_sender", "발송 기기 없음"
+        DEVICE_SILENT = "device_silent", "기기 응답 없음"
+        UPLOAD_GAP = "upload_gap", "업로드 공백"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "열림"
+        ACKNOWLEDGED = "acknowledged", "확인함"
+        CLOSED = "closed", "닫힘"
+
+    kind = models.CharField("종류", max_length=32, choices=Kind.choices)
+    key = models.CharField("대상 키", max_length=100)
+    status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.OPEN)
+    message = models.TextField("내용")
+    data = models.JSONField("세부", default=dict, blank=True)
+    raised_at = models.DateTimeField("발생", auto_now_add=True)
+    acknowledged_at = models.DateTimeField("확인", null=True, blank=True)
+    acknowledged_by = models.CharField("확인자", max_length=150, blank=True)
+    closed_at = models.DateTimeField("종료", null=True, blank=True)
+    notified_at = models.DateTimeField("웹훅 전송", null=True, blank=True)
+    notify_attempts = models.PositiveIntegerField("웹훅 시도", default=0)
+
+    class Meta:
+        ordering = ["-raised_at"]
+        verbose_name = "알림"
+        verbose_name_plural = "알림"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "key"], condition=~models.Q(status="closed"), name="alert_one_live_per_kind_key"
+            )
+        ]
+
+    def __str__(self):
+        return f"[{self.get_kind_display()}] {self.message[:60]}"

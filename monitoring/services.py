@@ -1,6 +1,9 @@
 """Writes of the monitoring app: audit rows and liveness markers. Callers run these inside their transaction."""
 
-from monitoring.models import AuditEvent, LivenessMarker
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from monitoring.models import Alert, AuditEvent, LivenessMarker
 
 
 def audit_record(*, actor_kind: str, actor_id: str | int | None, action: str, target, data: dict | None = None):
@@ -24,3 +27,32 @@ def marker_result_write(*, question, outcome: str) -> LivenessMarker:
         question=question, kind=LivenessMarker.Kind.RESULT, defaults={"outcome": outcome}
     )
     return marker
+
+
+def alert_raise(*, kind: str, key: str, message: str, data: dict | None = None) -> tuple[Alert, bool]:
+    """Open an alert unless one for (kind, key) is already live. Returns (alert, created)."""
+    live = Alert.objects.exclude(status=Alert.Status.CLOSED).filter(kind=kind, key=key).first()
+    if live:
+        return live, False
+    try:
+        with transaction.atomic():
+            alert = Alert.objects.create(kind=kind, key=key, message=message, data=data or {})
+            audit_record(actor_kind="system", actor_id=None, action="alert.raise", target=alert, data={"kind": kind})
+    except IntegrityError:
+        # A concurrent raise won the partial unique constraint: theirs is the live alert.
+        return Alert.objects.exclude(status=Alert.Status.CLOSED).get(kind=kind, key=key), False
+    return alert, True
+
+
+def alert_close(*, kind: str, key: str, reason: str = "") -> int:
+    """Close the live alert for (kind, key), if any. Returns how many were closed (0 or 1)."""
+    with transaction.atomic():
+        alerts = list(Alert.objects.select_for_update().exclude(status=Alert.Status.CLOSED).filter(kind=kind, key=key))
+        for alert in alerts:
+            alert.status = Alert.Status.CLOSED
+            alert.closed_at = timezone.now()
+            alert.save(update_fields=["status", "closed_at"])
+            audit_record(
+                actor_kind="system", actor_id=None, action="alert.close", target=alert, data={"reason": reason}
+            )
+    return len(alerts)
