@@ -179,3 +179,6 @@ VERIFICATION_MIN_FUZZY_BRAND_LENGTH = env.int("VERIFICATION_MIN_FUZZY_BRAND_LENG
 # --- delivery ---
 
 # --- monitoring ---
+
+# --- beat schedules (one place; DatabaseScheduler syncs them so staff can pause them in admin) ---
+CELERY_BEAT_SCHEDULE = {}
