@@ -1,0 +1,216 @@
+"""Writes for edge devices: registration, pairing codes, pairing, token checks, revocation, liveness.
+
+Pairing follows seed 004. A pairing code is a short, human-typed secret, so it is kept only as a keyed hash,
+shown once, lives for `PAIRING_CODE_TTL_MINUTES` and is redeemed by one compare-and-set UPDATE (a read
+followed by a write would let one code pair twice). Every failure is the same `PairingCodeInvalid`, so the
+outside cannot tell an unknown code from an expired, used or exhausted one.
+
+Re-pairing: an active device may get a new code. Its current token keeps working until the new code is
+redeemed; the redeem replaces the token hash in the same UPDATE, so from then on only the new token works.
+A revoked device is final: it gets no new code (register a new device instead).
+"""
+
+import hashlib
+import logging
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+
+from delivery.models import Device
+from monitoring.models import AuditEvent
+from monitoring.services import audit_record
+
+logger = logging.getLogger(__name__)
+
+# No 0 O 1 I L: misread characters make pairing fail for reasons nobody can see on screen.
+PAIRING_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+PAIRING_CODE_LENGTH = 6
+# last_seen_at is a liveness signal, not a log: one write a minute per device is precise enough.
+LAST_SEEN_RESOLUTION = timedelta(seconds=60)
+_CODE_HASH_SALT = "delivery.device.pairing_code"
+# A fresh code colliding with another row's stored hash is a one-in-a-billion event; a few draws settle it.
+_CODE_ISSUE_DRAWS = 5
+
+
+class PairingCodeInvalid(Exception):
+    """The one error of every failed redeem: unknown, expired, already used, too many attempts, malformed."""
+
+
+class DeviceRevoked(Exception):
+    """The device is revoked; it cannot get a pairing code or be revoked again."""
+
+
+def pairing_code_normalise(code: str) -> str:
+    """What a person types, as stored: upper case, without spaces or dashes."""
+    return "".join(code.split()).replace("-", "").upper()
+
+
+def _pairing_code_hash(code: str) -> str:
+    # Keyed with SECRET_KEY: whoever reads the table cannot test the small code space offline.
+    return salted_hmac(_CODE_HASH_SALT, code, algorithm="sha256").hexdigest()
+
+
+def _token_hash(token: str) -> str:
+    # The token has 256 random bits, so a plain digest cannot be reversed by guessing.
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _live_code_filter(now) -> Q:
+    return Q(
+        pairing_code_hash__isnull=False,
+        pairing_expires_at__gt=now,
+        pairing_attempts__lt=settings.PAIRING_CODE_MAX_ATTEMPTS,
+        status__in=[Device.Status.PENDING, Device.Status.ACTIVE],
+    )
+
+
+def device_register(*, name: str, role: str, actor) -> Device:
+    """Create a pending device for staff; it can do nothing until a pairing code is issued and redeemed."""
+    if role not in Device.Role.values:
+        raise ValueError(f"Unknown device role {role!r}.")
+    with transaction.atomic():
+        device = Device.objects.create(name=name, role=role, created_by=actor)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.STAFF,
+            actor_id=actor.pk,
+            action="device.register",
+            target=device,
+            data={"name": name, "role": role},
+        )
+    return device
+
+
+def device_pairing_code_issue(*, device: Device, actor) -> str:
+    """Give the device a fresh one-time code and return it in plain text; this is the only time it exists.
+
+    Replaces any earlier code on the same row (never adds a row) and resets the attempt count. An active
+    device keeps its current token until the new code is redeemed. Raises `DeviceRevoked` for a revoked device.
+    """
+    expires_at = timezone.now() + timedelta(minutes=settings.PAIRING_CODE_TTL_MINUTES)
+    not_revoked = Device.objects.filter(pk=device.pk).exclude(status=Device.Status.REVOKED)
+    with transaction.atomic():
+        for _ in range(_CODE_ISSUE_DRAWS):
+            code = "".join(secrets.choice(PAIRING_CODE_ALPHABET) for _ in range(PAIRING_CODE_LENGTH))
+            try:
+                with transaction.atomic():
+                    stored = not_revoked.update(
+                        pairing_code_hash=_pairing_code_hash(code), pairing_expires_at=expires_at, pairing_attempts=0
+                    )
+                break
+            except IntegrityError:
+                continue
+        else:
+            raise RuntimeError("Could not draw a pairing code that no other device holds.")
+        if not stored:
+            raise DeviceRevoked(device.pk)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.STAFF,
+            actor_id=actor.pk,
+            action="device.pairing_code_issue",
+            target=device,
+            data={"expires_at": expires_at.isoformat()},
+        )
+    device.refresh_from_db()
+    return code
+
+
+def device_pair(*, code: str, client_name: str) -> tuple[Device, str]:
+    """Redeem a pairing code; return the device and its new token (shown once, stored only as a hash).
+
+    The redeem is one compare-and-set UPDATE over the code's hash, its expiry and its attempt count, so two
+    concurrent redeems of one code give exactly one success.
+
+    Attempt limit: a wrong code cannot be tied to the row it was meant for, so every failed redeem counts
+    one attempt against every live code (one UPDATE). After `PAIRING_CODE_MAX_ATTEMPTS` failures anywhere
+    all codes outstanding at that moment are spent and staff issue new ones. Guessing therefore gets at most
+    that many tries per issued code, at the price that stray failures can burn codes of other devices.
+    The failure count is written in its own transaction; a caller's outer transaction must not roll it back.
+
+    Every failure raises `PairingCodeInvalid`.
+    """
+    normalised = pairing_code_normalise(code)
+    token = secrets.token_urlsafe(32)
+    token_hash = _token_hash(token)
+    now = timezone.now()
+    with transaction.atomic():
+        redeemable = Device.objects.filter(_live_code_filter(now), pairing_code_hash=_pairing_code_hash(normalised))
+        redeemed = redeemable.update(
+            status=Device.Status.ACTIVE,
+            token_hash=token_hash,
+            paired_at=now,
+            client_name=client_name,
+            pairing_code_hash=None,
+            pairing_expires_at=None,
+            pairing_attempts=0,
+        )
+        if redeemed:
+            device = Device.objects.get(token_hash=token_hash)
+            audit_record(
+                actor_kind=AuditEvent.ActorKind.DEVICE,
+                actor_id=device.pk,
+                action="device.pair",
+                target=device,
+                data={"client_name": client_name},
+            )
+            return device, token
+    burned = Device.objects.filter(_live_code_filter(now)).update(pairing_attempts=F("pairing_attempts") + 1)
+    logger.warning("Failed pairing attempt; counted against %d live pairing code(s).", burned)
+    raise PairingCodeInvalid()
+
+
+def device_revoke(*, device: Device, actor) -> None:
+    """Revoke the device: its token and any pairing code stop working with the commit, for good.
+
+    Raises `DeviceRevoked` if it already was.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        revoked = (
+            Device.objects.filter(pk=device.pk)
+            .exclude(status=Device.Status.REVOKED)
+            .update(
+                status=Device.Status.REVOKED,
+                revoked_at=now,
+                token_hash=None,
+                pairing_code_hash=None,
+                pairing_expires_at=None,
+            )
+        )
+        if not revoked:
+            raise DeviceRevoked(device.pk)
+        audit_record(actor_kind=AuditEvent.ActorKind.STAFF, actor_id=actor.pk, action="device.revoke", target=device)
+    device.refresh_from_db()
+
+
+def device_authenticate(token: str) -> Device | None:
+    """The active device holding this token, or None. Read from the database every time, so a revoke
+    takes effect on the very next request."""
+    if not token:
+        return None
+    return Device.objects.filter(token_hash=_token_hash(token), status=Device.Status.ACTIVE).first()
+
+
+def device_touch(*, device: Device) -> None:
+    """Record that the device was heard from; at most one write per `LAST_SEEN_RESOLUTION`."""
+    now = timezone.now()
+    stale_before = now - LAST_SEEN_RESOLUTION
+    if device.last_seen_at and device.last_seen_at > stale_before:
+        return
+    # Conditional so that concurrent requests of one device write once, not once each.
+    Device.objects.filter(pk=device.pk).filter(Q(last_seen_at__isnull=True) | Q(last_seen_at__lte=stale_before)).update(
+        last_seen_at=now
+    )
+    device.last_seen_at = now
+
+
+def device_heartbeat(*, device: Device, rooms: list[dict]) -> None:
+    """A device reports that it is alive, with the rooms its local client holds (validated, not stored yet).
+
+    `rooms` items are `{"room_key": str, "room_name": str}`.
+    """
+    device_touch(device=device)
