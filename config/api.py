@@ -1,16 +1,7 @@
 """API plumbing shared by every app: one error body shape for the edge clients."""
 
+from rest_framework.exceptions import Throttled
 from rest_framework.views import exception_handler as drf_exception_handler
-
-
-class ApiError(Exception):
-    """A domain refusal an API view turns into `{"error": code, ...}` with an HTTP status."""
-
-    def __init__(self, code: str, status: int, **details):
-        super().__init__(code)
-        self.code = code
-        self.status = status
-        self.details = details
 
 
 def exception_handler(exc, context):
@@ -18,6 +9,9 @@ def exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
+    if isinstance(exc, Throttled):
+        response.data = {"error": "RATE_LIMITED", "retry_after": exc.wait}
+        return response
     detail = response.data
     code = getattr(exc, "default_code", "error")
     if isinstance(detail, dict) and "error" in detail:
