@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
     "django_celery_beat",
@@ -163,6 +164,8 @@ UPLOAD_MAX_MESSAGES = env.int("UPLOAD_MAX_MESSAGES", default=1000)
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=2 * 1024 * 1024)
 UPLOAD_RATE_PER_MINUTE = env.int("UPLOAD_RATE_PER_MINUTE", default=120)
 RESEND_WINDOW_SECONDS = env.int("RESEND_WINDOW_SECONDS", default=15)
+# How long a resend key is remembered (covers uploads that arrive late after an outage).
+RESEND_KEY_TTL_SECONDS = env.int("RESEND_KEY_TTL_SECONDS", default=6 * 3600)
 BOT_TAGS = env.list("BOT_TAGS", default=["@봇"])
 
 # --- counterpart resolution ---
@@ -173,10 +176,26 @@ RESOLUTION_CANDIDATE_LIMIT = env.int("RESOLUTION_CANDIDATE_LIMIT", default=5)
 VERIFICATION_MIN_FUZZY_BRAND_LENGTH = env.int("VERIFICATION_MIN_FUZZY_BRAND_LENGTH", default=3)
 
 # --- knowledge ---
+# records & evidence
+# Items each source may contribute to one question's evidence.
+EVIDENCE_BUDGET_RECORDS = env.int("EVIDENCE_BUDGET_RECORDS", default=5)
+EVIDENCE_BUDGET_HUB = env.int("EVIDENCE_BUDGET_HUB", default=6)
+EVIDENCE_BUDGET_FAQ = env.int("EVIDENCE_BUDGET_FAQ", default=5)
+# Two items whose normalised texts are this similar (0..1) and carry the same numbers are one item.
+EVIDENCE_DEDUP_SIMILARITY = env.float("EVIDENCE_DEDUP_SIMILARITY", default=0.95)
+# pg_trgm word_similarity at or above which a record matches even when no query token is a substring of it.
+RECORDS_TRGM_WORD_SIMILARITY = env.float("RECORDS_TRGM_WORD_SIMILARITY", default=0.5)
 
 # --- agent ---
 
 # --- delivery ---
+# Photos and files of send jobs; private: served to sender devices only through the sender API.
+MEDIA_ROOT = env("MEDIA_ROOT", default=str(VAR_DIR / "media"))
+MEDIA_URL = "/media/"
+SEND_LEASE_SECONDS = env.int("SEND_LEASE_SECONDS", default=120)
+SEND_REQUEST_MAX_ITEMS = env.int("SEND_REQUEST_MAX_ITEMS", default=20)
+SEND_ITEM_MAX_BYTES = env.int("SEND_ITEM_MAX_BYTES", default=10 * 1024 * 1024)
+SEND_TEXT_MAX_CHARS = env.int("SEND_TEXT_MAX_CHARS", default=5000)
 
 # --- monitoring ---
 
