@@ -1,5 +1,6 @@
 """Device token authentication for the edge API: `Authorization: Bearer <token>`, request.user is the Device."""
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from delivery.services import device_authenticate, device_touch
@@ -35,3 +36,13 @@ class DeviceTokenAuthentication(authentication.BaseAuthentication):
     def authenticate_header(self, request):
         # A WWW-Authenticate value makes DRF answer 401 instead of 403 for missing or bad credentials.
         return self.keyword
+
+
+class DeviceTokenAuthenticationScheme(OpenApiAuthenticationExtension):
+    """Describes the device token to drf-spectacular as an HTTP Bearer scheme."""
+
+    target_class = DeviceTokenAuthentication
+    name = "deviceToken"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": "Device token returned once by /devices/pair."}

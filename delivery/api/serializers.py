@@ -1,0 +1,16 @@
+"""Serializers shared by the device endpoints (request and response shapes in docs/edge-api.md)."""
+
+from rest_framework import serializers
+
+
+class DeviceErrorSerializer(serializers.Serializer):
+    """Every error body carries a machine-readable code."""
+
+    error = serializers.CharField()
+
+
+class DeviceRoomSerializer(serializers.Serializer):
+    """A room as a device's local client holds it."""
+
+    room_key = serializers.CharField(max_length=200)
+    room_name = serializers.CharField(max_length=300)

@@ -1,0 +1,118 @@
+"""Device endpoints: pairing (the only unauthenticated one) and heartbeat."""
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from delivery.api.authentication import DeviceTokenAuthentication
+from delivery.api.permissions import IsDevice
+from delivery.api.serializers import DeviceErrorSerializer, DeviceRoomSerializer
+from delivery.models import Device
+from delivery.services import PairingCodeInvalid, device_heartbeat, device_pair
+
+PAIRING_CODE_INVALID = "PAIRING_CODE_INVALID"
+
+
+class DevicePairApi(APIView):
+    """Redeem a one-time pairing code for a device token.
+
+    Every failure, a malformed body included, is the same 400 so the code space cannot be probed. No response
+    of this endpoint may be cached: the success body holds the token.
+    """
+
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    class InputSerializer(serializers.Serializer):
+        code = serializers.CharField(max_length=32)
+        name = serializers.CharField(max_length=100)
+
+        class Meta:
+            ref_name = "DevicePairInput"
+
+    class OutputSerializer(serializers.Serializer):
+        device_id = serializers.IntegerField(source="device.pk")
+        token = serializers.CharField()
+        role = serializers.ChoiceField(source="device.role", choices=Device.Role.choices)
+        name = serializers.CharField(source="device.name")
+
+        class Meta:
+            ref_name = "DevicePairOutput"
+
+    @extend_schema(
+        operation_id="devices_pair",
+        summary="Pair a device with a one-time code",
+        description=(
+            "Redeems the 6-character code issued in the admin. The token is returned only here, once. "
+            "Any failure (unknown, expired, used, too many attempts, malformed) is the same 400. "
+            "Responses carry `Cache-Control: no-store`."
+        ),
+        auth=[],
+        request=InputSerializer,
+        responses={
+            201: OutputSerializer,
+            400: OpenApiResponse(DeviceErrorSerializer, description='`{"error": "PAIRING_CODE_INVALID"}`'),
+        },
+    )
+    def post(self, request):
+        try:
+            serializer = self.InputSerializer(data=request.data)
+        except (exceptions.ParseError, exceptions.UnsupportedMediaType):
+            return _pairing_refused()
+        if not serializer.is_valid():
+            return _pairing_refused()
+        try:
+            device, token = device_pair(
+                code=serializer.validated_data["code"], client_name=serializer.validated_data["name"]
+            )
+        except PairingCodeInvalid:
+            return _pairing_refused()
+        return Response(self.OutputSerializer({"device": device, "token": token}).data, status=status.HTTP_201_CREATED)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+def _pairing_refused() -> Response:
+    return Response({"error": PAIRING_CODE_INVALID}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class DeviceHeartbeatApi(APIView):
+    """Any active device says it is alive; a sender may list the rooms its local client holds."""
+
+    authentication_classes = [DeviceTokenAuthentication]
+    permission_classes = [IsDevice]
+
+    class InputSerializer(serializers.Serializer):
+        rooms = DeviceRoomSerializer(many=True, required=False)
+
+        class Meta:
+            ref_name = "DeviceHeartbeatInput"
+
+    class OutputSerializer(serializers.Serializer):
+        ok = serializers.BooleanField()
+        server_time = serializers.DateTimeField()
+
+        class Meta:
+            ref_name = "DeviceHeartbeatOutput"
+
+    @extend_schema(
+        operation_id="devices_heartbeat",
+        summary="Device heartbeat",
+        request=InputSerializer,
+        responses={
+            200: OutputSerializer,
+            400: OpenApiResponse(DeviceErrorSerializer, description="Malformed body."),
+            401: OpenApiResponse(DeviceErrorSerializer, description='`{"error": "DEVICE_TOKEN_INVALID"}`'),
+        },
+    )
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        device_heartbeat(device=request.user, rooms=serializer.validated_data.get("rooms", []))
+        return Response(self.OutputSerializer({"ok": True, "server_time": timezone.now()}).data)
