@@ -1,0 +1,355 @@
+"""Verify a draft answer against its evidence: every amount, percentage and brand, other vendors'
+names and completed-action claims. Code decides; an optional judge may only clear a violation with a
+quote that literally occurs in the evidence and contains the value.
+"""
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+
+from agent.verification.brands import EvidenceWords, NameIndex, cached_name_index, find_misspellings
+from agent.verification.claims import ACTION_LABELS, find_action_claims
+from agent.verification.korean import fold
+from agent.verification.numbers import Quantity, QuantityKind, parse_quantities
+from agent.verification.sentences import split_sentences, text_without
+
+
+class ViolationKind(StrEnum):
+    AMOUNT = "amount"
+    PERCENT = "percent"
+    PERCENT_POINT = "percent_point"
+    BRAND_UNSUPPORTED = "brand_unsupported"
+    BRAND_MISSPELT = "brand_misspelt"
+    OTHER_VENDOR = "other_vendor"
+    ACTION_CLAIM = "action_claim"
+
+
+# The judge may rule on what evidence could support; other vendors and untrue claims are never its call.
+JUDGEABLE_KINDS = frozenset(
+    {
+        ViolationKind.AMOUNT,
+        ViolationKind.PERCENT,
+        ViolationKind.PERCENT_POINT,
+        ViolationKind.BRAND_UNSUPPORTED,
+        ViolationKind.BRAND_MISSPELT,
+    }
+)
+OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
+SUPPORTED = "supported"
+
+
+@dataclass(frozen=True)
+class VerificationSettings:
+    # Brands (and draft words) shorter than this get exact checks only, no one-character misspelling.
+    min_fuzzy_brand_length: int = 3
+    # Each judge call gets this long, all calls of one draft together too (they run in parallel).
+    judge_timeout_seconds: float = 10.0
+    # Violations past this many are not judged and stand.
+    max_judge_calls: int = 10
+
+
+DEFAULT_SETTINGS = VerificationSettings()
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    kind: str
+    value: int | float | str | None  # the number, the word as written (no particle), or None (claims)
+    text: str  # the draft's text at ``span``
+    span: tuple[int, int]
+    reason: str  # short, for the rewrite prompt and the audit view
+    suggestion: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "kind": str(self.kind),
+            "value": self.value,
+            "text": self.text,
+            "span": list(self.span),
+            "reason": self.reason,
+            "suggestion": self.suggestion,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """A judge's answer: ``verdict == "supported"`` with a ``quote`` from the evidence clears."""
+
+    verdict: str
+    quote: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRuling:
+    """What became of one violation put to the judge (for the audit trail)."""
+
+    violation: Violation
+    cleared: bool
+    detail: str
+    quote: str | None = None
+
+
+Judge = Callable[[Violation, tuple[str, ...]], "JudgeVerdict | Mapping | str"]
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    violations: tuple[Violation, ...]
+    clean_text: str  # the draft without the sentences that hold a violation; "" when nothing is left
+    quantities: tuple[Quantity, ...]  # every amount and percentage found in the draft
+    judge_rulings: tuple[JudgeRuling, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_dict(self) -> dict:
+        return {
+            "violations": [violation.as_dict() for violation in self.violations],
+            "clean_text": self.clean_text,
+            "quantities": [quantity.as_dict() for quantity in self.quantities],
+        }
+
+
+_QUANTITY_LABELS = {
+    QuantityKind.AMOUNT: "금액",
+    QuantityKind.PERCENT: "비율",
+    QuantityKind.PERCENT_POINT: "퍼센트포인트",
+}
+
+
+def verify_draft(
+    draft: str,
+    *,
+    evidence: Iterable[str],
+    known_brands: NameIndex | Iterable[str],
+    counterpart_names: NameIndex | Iterable[str],
+    other_vendor_names: NameIndex | Iterable[str],
+    confirmed_actions: Iterable[str],
+    judge: Judge | None = None,
+    settings: VerificationSettings = DEFAULT_SETTINGS,
+) -> VerificationResult:
+    """Check ``draft`` against ``evidence`` and return its violations and the text that is safe to send.
+
+    Name sets may be passed as ``NameIndex`` objects (built once by the caller) or as iterables, which
+    are indexed once and cached by their contents.
+    """
+    evidence = tuple(evidence)
+    brand_index = cached_name_index(known_brands)
+    vendor_index = cached_name_index(other_vendor_names)
+    counterpart_index = cached_name_index(counterpart_names)
+    confirmed = {str(action).strip().lower() for action in confirmed_actions}
+
+    quantities = tuple(parse_quantities(draft))
+    counterpart_spans = [(match.start, match.end) for match in counterpart_index.find(draft)]
+    brand_matches = [
+        match for match in brand_index.find(draft) if not _overlaps_any(match.start, match.end, counterpart_spans)
+    ]
+    vendor_matches = [
+        match
+        for match in vendor_index.find(draft)
+        if match.text not in counterpart_index and not _overlaps_any(match.start, match.end, counterpart_spans)
+    ]
+    evidence_brands = brand_index.names_in("\n".join(evidence))
+
+    violations = [
+        *_quantity_violations(quantities, evidence),
+        *(
+            Violation(
+                kind=ViolationKind.BRAND_UNSUPPORTED,
+                value=match.text,
+                text=match.text,
+                span=(match.start, match.end),
+                reason=f"근거에 없는 브랜드: {match.text}",
+            )
+            for match in brand_matches
+            if match.name not in evidence_brands
+        ),
+        *_misspelling_violations(
+            draft,
+            evidence,
+            evidence_brands,
+            brand_index,
+            settings,
+            taken=[(match.start, match.end) for match in (*brand_matches, *vendor_matches)] + counterpart_spans,
+        ),
+        *(
+            Violation(
+                kind=ViolationKind.OTHER_VENDOR,
+                value=match.text,
+                text=match.text,
+                span=(match.start, match.end),
+                reason=f"다른 벤더 이름: {match.text}",
+                suggestion=OTHER_VENDOR_PLACEHOLDER,
+            )
+            for match in vendor_matches
+        ),
+        *(
+            Violation(
+                kind=ViolationKind.ACTION_CLAIM,
+                value=None,
+                text=claim.text,
+                span=(claim.start, claim.end),
+                reason=f"확인되지 않은 {ACTION_LABELS[claim.kind]} 완료 표현: {claim.text}",
+            )
+            for claim in find_action_claims(draft)
+            if claim.kind not in confirmed
+        ),
+    ]
+    rulings: tuple[JudgeRuling, ...] = ()
+    if judge is not None:
+        rulings = _judge_violations(judge, violations, evidence, settings)
+        cleared = {id(ruling.violation) for ruling in rulings if ruling.cleared}
+        violations = [violation for violation in violations if id(violation) not in cleared]
+    violations.sort(key=lambda violation: (violation.span, violation.kind))
+
+    sentences = split_sentences(draft)
+    removed = [
+        index
+        for index, sentence in enumerate(sentences)
+        if any(_overlaps(violation.span, (sentence.start, sentence.end)) for violation in violations)
+    ]
+    return VerificationResult(
+        violations=tuple(violations),
+        clean_text=text_without(draft, sentences, removed),
+        quantities=quantities,
+        judge_rulings=rulings,
+    )
+
+
+def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, ...]) -> list[Violation]:
+    if not quantities:
+        return []
+    supported = {(quantity.kind, quantity.value) for passage in evidence for quantity in parse_quantities(passage)}
+    return [
+        Violation(
+            kind=quantity.kind,
+            value=quantity.value,
+            text=quantity.raw,
+            span=quantity.span,
+            reason=f"근거에 없는 {_QUANTITY_LABELS[quantity.kind]}: {format_quantity(quantity)}",
+        )
+        for quantity in quantities
+        if (quantity.kind, quantity.value) not in supported
+    ]
+
+
+def format_quantity(quantity: Quantity) -> str:
+    if quantity.kind == QuantityKind.AMOUNT:
+        return f"{quantity.value:,}원"
+    return f"{quantity.value}{quantity.unit}"
+
+
+def _misspelling_violations(
+    draft: str,
+    evidence: tuple[str, ...],
+    evidence_brands: set[str],
+    brand_index: NameIndex,
+    settings: VerificationSettings,
+    taken: list[tuple[int, int]],
+) -> list[Violation]:
+    misspellings = find_misspellings(
+        draft,
+        evidence_brands=evidence_brands,
+        known_brands=brand_index,
+        evidence_words=EvidenceWords(evidence),
+        min_length=settings.min_fuzzy_brand_length,
+    )
+    return [
+        Violation(
+            kind=ViolationKind.BRAND_MISSPELT,
+            value=misspelling.word,
+            text=misspelling.word,
+            span=(misspelling.start, misspelling.end),
+            reason=f"브랜드 표기 오류: {misspelling.word} → {misspelling.brand}",
+            suggestion=misspelling.brand,
+        )
+        for misspelling in misspellings
+        if not _overlaps_any(misspelling.start, misspelling.end, taken)
+    ]
+
+
+def _overlaps(left: tuple[int, int], right: tuple[int, int]) -> bool:
+    return left[0] < right[1] and right[0] < left[1]
+
+
+def _overlaps_any(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    return any(_overlaps((start, end), span) for span in spans)
+
+
+@cache
+def _judge_executor() -> ThreadPoolExecutor:
+    # Shared by all drafts; a judge that hangs past its timeout keeps a worker busy, never the caller.
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="draft-judge")
+
+
+def _judge_violations(
+    judge: Judge,
+    violations: list[Violation],
+    evidence: tuple[str, ...],
+    settings: VerificationSettings,
+) -> tuple[JudgeRuling, ...]:
+    judgeable = [violation for violation in violations if violation.kind in JUDGEABLE_KINDS]
+    submitted = judgeable[: settings.max_judge_calls]
+    rulings = [
+        JudgeRuling(violation, False, "not judged: judge call limit reached")
+        for violation in judgeable[len(submitted) :]
+    ]
+    futures = [(violation, _judge_executor().submit(judge, violation, evidence)) for violation in submitted]
+    deadline = time.monotonic() + settings.judge_timeout_seconds
+    for violation, future in futures:
+        try:
+            answer = future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            future.cancel()
+            rulings.append(JudgeRuling(violation, False, "judge timed out"))
+            continue
+        except Exception as error:  # any failure of the judge counts as no evidence
+            rulings.append(JudgeRuling(violation, False, f"judge failed: {type(error).__name__}: {error}"))
+            continue
+        rulings.append(rule_on_answer(violation, answer, evidence))
+    return tuple(rulings)
+
+
+def rule_on_answer(violation: Violation, answer: object, evidence: tuple[str, ...]) -> JudgeRuling:
+    """Whether a judge's answer clears ``violation``: only "supported" with a valid quote does."""
+    verdict, quote = _read_answer(answer)
+    if verdict is None:
+        return JudgeRuling(violation, False, "judge answer unparseable")
+    if verdict.strip().lower() != SUPPORTED:
+        return JudgeRuling(violation, False, f"judge verdict {verdict!r}", quote)
+    if not quote or not quote.strip():
+        return JudgeRuling(violation, False, "supported without a quote", quote)
+    if not any(quote in passage for passage in evidence):
+        return JudgeRuling(violation, False, "quote not found in the evidence", quote)
+    if not _quote_contains_value(quote, violation):
+        return JudgeRuling(violation, False, "quote does not contain the value", quote)
+    return JudgeRuling(violation, True, "cleared by a quote from the evidence", quote)
+
+
+def _read_answer(answer: object) -> tuple[str | None, str | None]:
+    if isinstance(answer, JudgeVerdict):
+        answer = {"verdict": answer.verdict, "quote": answer.quote}
+    elif isinstance(answer, str | bytes):
+        try:
+            answer = json.loads(answer)
+        except ValueError:
+            return None, None
+    if not isinstance(answer, Mapping):
+        return None, None
+    verdict, quote = answer.get("verdict"), answer.get("quote")
+    if not isinstance(verdict, str) or not (quote is None or isinstance(quote, str)):
+        return None, None
+    return verdict, quote
+
+
+def _quote_contains_value(quote: str, violation: Violation) -> bool:
+    if violation.kind in (ViolationKind.BRAND_UNSUPPORTED, ViolationKind.BRAND_MISSPELT):
+        return fold(str(violation.value)) in fold(quote)
+    return any(
+        quantity.kind == violation.kind and quantity.value == violation.value for quantity in parse_quantities(quote)
+    )

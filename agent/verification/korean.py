@@ -1,0 +1,157 @@
+"""Korean text helpers shared by the verification modules: character classes, folding, particles."""
+
+
+def is_hangul_syllable(char: str) -> bool:
+    return "가" <= char <= "힣"
+
+
+def is_latin_or_digit(char: str) -> bool:
+    return char.isascii() and char.isalnum()
+
+
+# ASCII upper case to lower case and full-width ASCII to half-width (lower case), one character for
+# one character, so that an offset in folded text is the same offset in the original text.
+_FOLD_TABLE = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+_FOLD_TABLE.update({code: chr(code - 0xFEE0).lower() for code in range(0xFF01, 0xFF5F)})
+_FOLD_TABLE[0x3000] = " "
+
+
+def fold(text: str) -> str:
+    """Fold Latin case and full-width forms without changing the text's length."""
+    return text.translate(_FOLD_TABLE)
+
+
+# Particles and copula endings that attach to a noun without a space. Compound forms are listed whole
+# (에서는, 으로도) so that one strip removes them.
+PARTICLES = frozenset(
+    (
+        "은",
+        "는",
+        "이",
+        "가",
+        "을",
+        "를",
+        "의",
+        "에",
+        "도",
+        "만",
+        "와",
+        "과",
+        "로",
+        "랑",
+        "께",
+        "나",
+        "요",
+        "야",
+        "고",
+        "며",
+        "라",
+        "에서",
+        "에게",
+        "한테",
+        "께서",
+        "으로",
+        "로서",
+        "로써",
+        "이랑",
+        "하고",
+        "까지",
+        "부터",
+        "조차",
+        "마저",
+        "밖에",
+        "처럼",
+        "보다",
+        "이나",
+        "이든",
+        "라도",
+        "이며",
+        "이고",
+        "이요",
+        "이야",
+        "이다",
+        "인데",
+        "이라",
+        "라는",
+        "라고",
+        "예요",
+        "이면",
+        "하며",
+        "에선",
+        "에겐",
+        "으론",
+        "로는",
+        "로도",
+        "에는",
+        "에도",
+        "와는",
+        "과는",
+        "와의",
+        "과의",
+        "에의",
+        "만의",
+        "만은",
+        "만을",
+        "만이",
+        "도는",
+        "이란",
+        "란",
+        "께는",
+        "에서는",
+        "에서도",
+        "에서의",
+        "에게는",
+        "에게도",
+        "에게서",
+        "한테서",
+        "으로는",
+        "으로도",
+        "으로서",
+        "으로써",
+        "으로의",
+        "까지는",
+        "까지도",
+        "부터는",
+        "부터도",
+        "께서는",
+        "께서도",
+        "이라는",
+        "이라고",
+        "이라도",
+        "입니다",
+        "이에요",
+        "이예요",
+        "이었고",
+        "이었던",
+        "처럼은",
+        "보다는",
+        "이지만",
+        "이므로",
+        "이니까",
+    )
+)
+_MAX_PARTICLE_LENGTH = max(map(len, PARTICLES))
+
+
+def is_particle(text: str) -> bool:
+    return text in PARTICLES
+
+
+def strip_particle_variants(word: str) -> list[str]:
+    """The word itself, then the word without each particle that ends it (shortest particle first).
+
+    A stem of at least one character always remains.
+    """
+    variants = [word]
+    for length in range(1, min(_MAX_PARTICLE_LENGTH, len(word) - 1) + 1):
+        if word[-length:] in PARTICLES:
+            variants.append(word[:-length])
+    return variants
+
+
+def hangul_run_end(text: str, start: int) -> int:
+    """Index just past the run of Hangul syllables that begins at ``start``."""
+    end = start
+    while end < len(text) and is_hangul_syllable(text[end]):
+        end += 1
+    return end

@@ -1,0 +1,459 @@
+"""Amounts and percentages in Korean text: find them with their normalised values, never invent them.
+
+A number becomes a quantity only when something says it is money or a percentage: a currency unit
+(``원``, ``₩``, ``KRW``), a percent unit, a big multiplier (``3만``, unless a count unit follows) or
+thousands separators (``27,000이고``). Dates, times, phone numbers, counts and model names carry none
+of these and are left alone. Hangul numerals (``오만원``) count only with a multiplier and ``원``.
+See docs/verification.md for the full list of forms.
+"""
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+from agent.verification.korean import PARTICLES, is_hangul_syllable
+
+
+class QuantityKind(StrEnum):
+    AMOUNT = "amount"
+    PERCENT = "percent"
+    PERCENT_POINT = "percent_point"
+
+
+UNIT_BY_KIND = {QuantityKind.AMOUNT: "KRW", QuantityKind.PERCENT: "%", QuantityKind.PERCENT_POINT: "%p"}
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    kind: str
+    value: int | float  # won for amounts, percent (points) otherwise; int where integral
+    unit: str  # "KRW", "%" or "%p"
+    approx: bool  # 약 3만원, 3만원대, 3만원 정도: compared by the base value
+    span: tuple[int, int]
+    raw: str
+
+    def as_dict(self) -> dict:
+        return {
+            "kind": str(self.kind),
+            "value": self.value,
+            "unit": self.unit,
+            "approx": self.approx,
+            "span": list(self.span),
+            "raw": self.raw,
+        }
+
+
+SMALL_MULTIPLIERS = {"십": 10, "백": 100, "천": 1000}
+BIG_MULTIPLIERS = {"만": 10**4, "억": 10**8, "조": 10**12}
+HANGUL_DIGITS = {"일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9}
+
+_NUM = r"[0-9]+(?:,[0-9]{3}(?![0-9]))*(?:\.[0-9]+)?"
+# One term: a number, an optional 십/백/천 and an optional 만/억/조 closing the group of terms before it.
+_TERM_RE = re.compile(rf"({_NUM})([십백천]?)([만억조]?)")
+# Terms follow each other directly or after one space, and a space may only follow a multiplier:
+# "1억 2천만", "12만 3,400" and "3만5천" are one number, "2026 3만" is not.
+_EXPR_RE = re.compile(rf"{_NUM}[십백천]?[만억조]?(?:(?<=[십백천만억조]) ?{_NUM}[십백천]?[만억조]?)*")
+# Where a number may start (never inside a word like S24 or a number like 1,000), and only where
+# something after it can make it a quantity — this keeps plain dates and codes out of Python code.
+_CANDIDATE_RE = re.compile(
+    r"(?:(?<=[₩￦])|(?<=[₩￦] )|(?<=KRW)|(?<=KRW ))[0-9]"
+    r"|(?<![0-9A-Za-z.,_])[0-9]"
+    r"(?=[0-9,.]*(?:[십백천만억조]|,[0-9]{3}|-[0-9]| ?(?:[원%％~～〜]|퍼센트|프로|KRW|[Ww]on)))"
+)
+_VALID_GROUPING_RE = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?")
+
+# 원 starts a few ordinary words (원래, 원칙 ...): after a number those are not the currency.
+_WON = r"원(?![래칙활격숭망룸두])"
+_UNIT_RE = re.compile(
+    r" ?(?:"
+    r"(?P<point>[%％] ?[pP](?:[tT])?(?![A-Za-z])|[%％] ?포인트|퍼센트 ?포인트|프로 ?포인트)"
+    r"|(?P<percent>[%％]|퍼센트|프로(?![모그젝필세듀덕틴바토게파펠]))"
+    rf"|(?P<won>{_WON}|KRW(?![A-Za-z])|[Ww]on(?![A-Za-z]))"
+    r")"
+)
+_RANGE_SEPARATOR_RE = re.compile(r" ?[~～〜] ?|-(?=[0-9])")
+_APPROX_SUFFIX_RE = re.compile(r" ?(?:정도|쯤|가량|내외|안팎|남짓|전후)")
+_APPROX_PREFIXES = ("대략적으로", "어림잡아", "대략", "얼추", "약")
+
+# Units that make a number a count or a measure, not money ("3만 개", "10,000EA", "3만 엔").
+_COUNT_UNITS = sorted(
+    (
+        "개월",
+        "개국",
+        "개사",
+        "개소",
+        "개",
+        "박스",
+        "상자",
+        "명",
+        "분",
+        "인분",
+        "인",
+        "건",
+        "장",
+        "대",
+        "병",
+        "봉지",
+        "봉",
+        "팩",
+        "세트",
+        "켤레",
+        "벌",
+        "권",
+        "통",
+        "캔",
+        "회원",
+        "회",
+        "번",
+        "차례",
+        "곳",
+        "점",
+        "가지",
+        "마리",
+        "판",
+        "줄",
+        "알",
+        "톤",
+        "킬로",
+        "그램",
+        "리터",
+        "미터",
+        "평",
+        "시간",
+        "초",
+        "일",
+        "주",
+        "년",
+        "월",
+        "호",
+        "층",
+        "등",
+        "위",
+        "배",
+        "부",
+        "쪽",
+        "페이지",
+        "자",
+        "글자",
+        "뷰",
+        "조회",
+        "가구",
+        "세대",
+        "포인트",
+        "마일리지",
+        "마일",
+        "달러",
+        "엔",
+        "위안",
+        "유로",
+        "파운드",
+        "불",
+        "피스",
+        "롤",
+        "매",
+        "묶음",
+        "다스",
+        "포대",
+        "포",
+        "카톤",
+        "팔레트",
+        "파레트",
+        "컨테이너",
+        "품목",
+        "종",
+        "다운로드",
+        "팔로워",
+        "구독자",
+        "주문",
+        "세",
+        "살",
+        "가입자",
+        "고객",
+    ),
+    key=len,
+    reverse=True,
+)
+_COUNT_UNIT_RE = re.compile(" ?(" + "|".join(_COUNT_UNITS) + ")")
+# What may follow a count unit in the same word ("3만 개씩", "3만 명입니다").
+_COUNT_FOLLOWERS = (
+    "씩",
+    "당",
+    "짜리",
+    "째",
+    "이상",
+    "이하",
+    "미만",
+    "초과",
+    "정도",
+    "가량",
+    "쯤",
+    "님",
+    "입니다",
+    "이에요",
+)
+
+_HANGUL_NUMERAL_RE = re.compile(
+    r"(?<![가-힣0-9])(?<![0-9] )[일이삼사오육칠팔구십백천만억조]+(?: [일이삼사오육칠팔구십백천만억조]+)*"
+    rf"(?= ?{_WON})"
+)
+_WON_AFTER_HANGUL_RE = re.compile(rf" ?{_WON}")
+
+
+def parse_quantities(text: str) -> list[Quantity]:
+    """Every amount, percentage and percentage-point value in ``text``, in order of position."""
+    found = _parse_arabic(text) + _parse_hangul(text)
+    found.sort(key=lambda quantity: quantity.span)
+    return found
+
+
+def normalise_number(value: Decimal) -> int | float:
+    """An int where the value is integral, else a float (JSON-friendly, equal values compare equal)."""
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Expr:
+    """A parsed run of number terms, before a kind is known."""
+
+    start: int
+    end: int
+    value: Decimal
+    has_multiplier: bool
+    has_big_multiplier: bool
+    has_separator: bool
+    # What the first term's multipliers amount to: "5만" → 10⁴, "3천만" → 10⁷ (for "2~3천만원").
+    leading_multiplier: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    kind: QuantityKind
+    end: int
+
+
+def _parse_arabic(text: str) -> list[Quantity]:
+    found: list[Quantity] = []
+    position = 0
+    while match := _CANDIDATE_RE.search(text, position):
+        quantities, end = _parse_at(text, match.start())
+        found.extend(quantities)
+        position = max(end, match.end())
+    return found
+
+
+def _parse_at(text: str, start: int) -> tuple[list[Quantity], int]:
+    """Quantities starting with the number at ``start`` and the position to scan on from."""
+    low = _read_expr(text, start)
+    if low is None:
+        return [], start + 1
+    span_start, currency_prefix, approx = _read_prefixes(text, start)
+    cursor = low.end
+    if low.has_multiplier and text.startswith("여", cursor):  # 3만여 원: more than 30,000
+        approx, cursor = True, cursor + 1
+    unit = _read_unit(text, cursor)
+    if unit is None and not currency_prefix and (separator := _RANGE_SEPARATOR_RE.match(text, cursor)):
+        high_quantities, high_end = _parse_at(text, separator.end())
+        if high_quantities:
+            high = high_quantities[0]
+            # "3~5만원": a bare low end takes the high end's multiplier (30,000 and 50,000).
+            value = (
+                low.value if low.has_multiplier else low.value * _read_expr(text, separator.end()).leading_multiplier
+            )
+            approx = approx or high.approx
+            low_quantity = Quantity(
+                kind=high.kind,
+                value=normalise_number(value),
+                unit=high.unit,
+                approx=approx,
+                span=(span_start, low.end),
+                raw=text[span_start : low.end],
+            )
+            high_quantity = Quantity(high.kind, high.value, high.unit, approx, high.span, high.raw)
+            return [low_quantity, high_quantity, *high_quantities[1:]], high_end
+    if unit is not None:
+        kind, cursor = unit.kind, unit.end
+        if kind is QuantityKind.AMOUNT and text.startswith("대", cursor):  # 3만원대: in the 30,000s
+            approx, cursor = True, cursor + 1
+    elif currency_prefix or (
+        (low.has_big_multiplier or low.has_separator) and not _followed_by_other_unit(text, cursor)
+    ):
+        kind = QuantityKind.AMOUNT
+    else:
+        return [], low.end
+    if suffix := _APPROX_SUFFIX_RE.match(text, cursor):
+        approx, cursor = True, suffix.end()
+    quantity = Quantity(
+        kind=kind,
+        value=normalise_number(low.value),
+        unit=UNIT_BY_KIND[kind],
+        approx=approx,
+        span=(span_start, cursor),
+        raw=text[span_start:cursor],
+    )
+    return [quantity], cursor
+
+
+def _read_expr(text: str, start: int) -> _Expr | None:
+    """The longest well-formed number at ``start`` (descending units, sane groups), or None."""
+    match = _EXPR_RE.match(text, start)
+    if match is None:
+        return None
+    total = Decimal(0)
+    group = Decimal(0)
+    last_big = last_small = None  # multipliers must strictly descend
+    group_closed_by_bare_term = False
+    end = start
+    has_multiplier = has_big = has_separator = False
+    leading_multiplier = 1
+    for index, term in enumerate(_TERM_RE.finditer(match.group(), 0)):
+        number_text, small, big = term.groups()
+        if _VALID_GROUPING_RE.fullmatch(number_text) is None or (index and "." in number_text):
+            break
+        number = Decimal(number_text.replace(",", ""))
+        small_value = SMALL_MULTIPLIERS.get(small, 1)
+        term_value = number * small_value
+        if group_closed_by_bare_term or (last_small is not None and term_value >= last_small):
+            break
+        big_value = BIG_MULTIPLIERS.get(big)
+        group_value = group + term_value
+        if last_big is not None and group_value * (big_value or 1) >= last_big:
+            break
+        if big_value is not None:
+            total += group_value * big_value
+            group, last_small, last_big = Decimal(0), None, big_value
+        else:
+            group = group_value
+            last_small = small_value if small else None
+            group_closed_by_bare_term = not small
+        if index == 0:
+            leading_multiplier = small_value * (big_value or 1)
+            has_separator = "," in number_text
+        has_multiplier = has_multiplier or bool(small or big)
+        has_big = has_big or big_value is not None
+        end = start + term.end()
+    if end == start:
+        return None
+    return _Expr(start, end, total + group, has_multiplier, has_big, has_separator, leading_multiplier)
+
+
+def _read_prefixes(text: str, start: int) -> tuple[int, bool, bool]:
+    """Where the quantity's span starts, whether a currency sign precedes it, whether 약 … does."""
+    cursor = start
+    currency = False
+    before = cursor - 1 if text[cursor - 1 : cursor] == " " else cursor
+    if text[before - 1 : before] in ("₩", "￦"):
+        currency, cursor = True, before - 1
+    elif text[before - 3 : before] == "KRW" and not text[before - 4 : before - 3].isalpha():
+        currency, cursor = True, before - 3
+    before = cursor - 1 if text[cursor - 1 : cursor] == " " else cursor
+    for prefix in _APPROX_PREFIXES:
+        prefix_start = before - len(prefix)
+        # 약 must start its word: "예약 3만원" is a booking, not an approximation.
+        if (
+            prefix_start >= 0
+            and text.startswith(prefix, prefix_start)
+            and (prefix_start == 0 or not is_hangul_syllable(text[prefix_start - 1]))
+        ):
+            return prefix_start, currency, True
+    return cursor, currency, False
+
+
+def _read_unit(text: str, position: int) -> _Unit | None:
+    match = _UNIT_RE.match(text, position)
+    if match is None:
+        return None
+    if match.group("point"):
+        return _Unit(QuantityKind.PERCENT_POINT, match.end())
+    if match.group("percent"):
+        return _Unit(QuantityKind.PERCENT, match.end())
+    return _Unit(QuantityKind.AMOUNT, match.end())
+
+
+def _followed_by_other_unit(text: str, position: int) -> bool:
+    """A count or measure unit ("3만 개"), or a Latin unit ("1,000 mAh"), follows the number."""
+    cursor = position + 1 if text[position : position + 1] == " " else position
+    if text[cursor : cursor + 1].isascii() and text[cursor : cursor + 1].isalpha():
+        return True
+    match = _COUNT_UNIT_RE.match(text, position)
+    if match is None:
+        return False
+    rest_start = match.end()
+    rest_end = rest_start
+    while rest_end < len(text) and is_hangul_syllable(text[rest_end]):
+        rest_end += 1
+    rest = text[rest_start:rest_end]
+    return not rest or rest in PARTICLES or rest.startswith(_COUNT_FOLLOWERS)
+
+
+def _parse_hangul(text: str) -> list[Quantity]:
+    found = []
+    for match in _HANGUL_NUMERAL_RE.finditer(text):
+        start = match.start()
+        chunks = match.group().split(" ")
+        # A chunk joins the next one across a space only if it ends in 만/억/조 ("삼만 오천 원"); else
+        # the earlier chunks are separate words ("이 만원" is "this 10,000 won").
+        for index in range(len(chunks) - 1, 0, -1):
+            if chunks[index - 1][-1] not in BIG_MULTIPLIERS:
+                start += sum(len(chunk) + 1 for chunk in chunks[:index])
+                chunks = chunks[index:]
+                break
+        value = hangul_numeral_value("".join(chunks))
+        if value is None:
+            continue
+        won = _WON_AFTER_HANGUL_RE.match(text, match.end())
+        end = won.end()
+        approx = False
+        if text.startswith("대", end):
+            approx, end = True, end + 1
+        if suffix := _APPROX_SUFFIX_RE.match(text, end):
+            approx, end = True, suffix.end()
+        span_start, _, prefixed_approx = _read_prefixes(text, start)
+        found.append(
+            Quantity(
+                kind=QuantityKind.AMOUNT,
+                value=value,
+                unit=UNIT_BY_KIND[QuantityKind.AMOUNT],
+                approx=approx or prefixed_approx,
+                span=(span_start, end),
+                raw=text[span_start:end],
+            )
+        )
+    return found
+
+
+def hangul_numeral_value(numeral: str) -> int | None:
+    """The value of a Hangul numeral like 삼만오천 or 일억이천만; None unless well formed with a multiplier.
+
+    억 and 조 need a numeral before them (조원 is a team member, 일조원 is money); 만, 천, 백 and 십
+    stand for one of themselves (만원, 천원).
+    """
+    total = group = 0
+    digit = None
+    last_small = last_big = None
+    has_multiplier = False
+    for char in numeral:
+        if char in HANGUL_DIGITS:
+            if digit is not None:  # 삼사만 is "three or four ten-thousands", not a number
+                return None
+            digit = HANGUL_DIGITS[char]
+        elif char in SMALL_MULTIPLIERS:
+            small = SMALL_MULTIPLIERS[char]
+            if last_small is not None and small >= last_small:
+                return None
+            group += (digit or 1) * small
+            digit, last_small, has_multiplier = None, small, True
+        else:
+            big = BIG_MULTIPLIERS[char]
+            if last_big is not None and big >= last_big:
+                return None
+            group += digit or 0
+            if group == 0:
+                if big > BIG_MULTIPLIERS["만"]:
+                    return None
+                group = 1
+            total += group * big
+            group, digit, last_small, last_big, has_multiplier = 0, None, None, big, True
+    if not has_multiplier:
+        return None
+    return total + group + (digit or 0)

@@ -1,0 +1,98 @@
+"""Korean sentence boundaries with spans, and the text that remains when some sentences are removed."""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agent.verification.korean import is_hangul_syllable
+
+_TERMINATORS = ".!?。！？…"
+_CLOSERS = "\"'”’)]」』"
+_SENTENCE_ENDINGS = "다요죠니까음함임네군"
+_LIST_MARKER_RE = re.compile(r"[0-9]{1,3}|[A-Za-z]")
+_SPACES_RE = re.compile(r"[ \t\u00a0\u3000]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    text: str
+    start: int
+    end: int
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Sentences of ``text`` in order, without surrounding whitespace.
+
+    A sentence ends at a newline, at ``?`` or ``!``, at ``.`` (or ``…``, ``。``) followed by a space or
+    closing the Korean word before it ("다.", "요."), and at ``~`` after a sentence ending followed by a
+    space ("감사합니다~ "). Decimal points, list numbers ("1. "), abbreviations inside words and ranges
+    ("3~5만원") do not end a sentence.
+    """
+    sentences = []
+    start = 0
+    index = 0
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char == "\n":
+            _append(sentences, text, start, index)
+            start = index = index + 1
+            continue
+        if char in _TERMINATORS or char == "~":
+            run_end = index
+            while run_end < length and (text[run_end] in _TERMINATORS or text[run_end] == "~"):
+                run_end += 1
+            while run_end < length and text[run_end] in _CLOSERS:
+                run_end += 1
+            if _ends_sentence(text, start, index, run_end):
+                _append(sentences, text, start, run_end)
+                start = run_end
+            index = run_end
+            continue
+        index += 1
+    _append(sentences, text, start, length)
+    return sentences
+
+
+def _ends_sentence(text: str, start: int, run_start: int, run_end: int) -> bool:
+    run = text[run_start:run_end]
+    before = text[run_start - 1] if run_start > 0 else ""
+    after = text[run_end] if run_end < len(text) else ""
+    at_break = after == "" or after.isspace()
+    if "?" in run or "!" in run or "？" in run or "！" in run:
+        return True
+    if set(run.rstrip(_CLOSERS)) <= {"~"}:
+        return at_break and before in _SENTENCE_ENDINGS
+    if _LIST_MARKER_RE.fullmatch(text[start:run_start].strip()):  # "1. 제품명", "A. 조건"
+        return False
+    return at_break or (is_hangul_syllable(before) and not after.isdigit())
+
+
+def _append(sentences: list[Sentence], text: str, start: int, end: int) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start < end:
+        sentences.append(Sentence(text=text[start:end], start=start, end=end))
+
+
+def text_without(text: str, sentences: list[Sentence], removed: Iterable[int]) -> str:
+    """``text`` without the sentences at the ``removed`` indexes, whitespace tidied.
+
+    Kept sentences keep their line structure: a line break between two kept sentences stays a line
+    break (a blank line stays one blank line), anything else becomes one space; runs of spaces inside a
+    sentence become one.
+    """
+    removed = set(removed)
+    parts = []
+    previous_end = None
+    for index, sentence in enumerate(sentences):
+        if index in removed:
+            continue
+        if previous_end is not None:
+            newlines = text.count("\n", previous_end, sentence.start)
+            parts.append("\n\n" if newlines > 1 else "\n" if newlines else " ")
+        parts.append(_SPACES_RE.sub(" ", sentence.text))
+        previous_end = sentence.end
+    return "".join(parts).strip()
