@@ -25,3 +25,4 @@ SECRET_KEY = "test-secret-key"
 DEBUG = False
 LOGGING["root"]["level"] = "WARNING"
 TEST_VAR_DIR = BASE_DIR / "var" / "test"
+WHITENOISE_AUTOREFRESH = True  # no collectstatic in tests

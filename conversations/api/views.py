@@ -92,8 +92,12 @@ def _flatten_errors(errors: dict) -> list[dict]:
     """DRF's nested error dict → one `{index, field, message}` per problem, `index` null for batch-level ones."""
     items = []
     for field, detail in errors.items():
-        if field == "messages" and isinstance(detail, list):
-            for index, item_errors in enumerate(detail):
+        if field == "messages" and isinstance(detail, (list, dict)):
+            per_item = detail.items() if isinstance(detail, dict) else enumerate(detail)
+            for index, item_errors in per_item:
+                if not isinstance(item_errors, dict):
+                    items.extend({"index": None, "field": field, "message": str(m)} for m in _as_list(item_errors))
+                    continue
                 for item_field, messages in (item_errors or {}).items():
                     items.extend(
                         {"index": index, "field": item_field, "message": str(message)}
