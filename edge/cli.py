@@ -1,0 +1,250 @@
+"""`python -m edge pair|upload|send`: the command line of the edge programs. Exit codes: edge.errors.ExitCode."""
+
+import argparse
+import logging
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from edge import __version__
+from edge.api import EdgeApi, HttpTimeouts
+from edge.client_db import SqliteChatDbReader
+from edge.clock import Clock, SystemClock
+from edge.config import EdgeConfig, load_config, require
+from edge.errors import ClientDbError, ConfigError, EdgeError, ExitCode
+from edge.message_sender import CommandMessageSender
+from edge.sender import SendJobRunner
+from edge.statefiles import RunLock, atomic_write_json, ensure_private_dir, read_json, remove_stale_temp_files
+from edge.uploader import Uploader, device_label
+
+logger = logging.getLogger("edge")
+
+DEVICE_FILE = "device.json"
+# In --loop mode these end the loop: running again cannot fix them without a person.
+_FATAL_IN_LOOP = {
+    ExitCode.INTERNAL_ERROR,
+    ExitCode.CONFIG_ERROR,
+    ExitCode.AUTH_REFUSED,
+    ExitCode.LOCAL_STATE_ERROR,
+    ExitCode.UNEXPECTED_RESPONSE,
+}
+
+
+@dataclass(frozen=True)
+class DeviceCredentials:
+    token: str
+    server_url: str
+    device_id: int | None = None
+    role: str = ""
+    client_name: str = ""
+
+
+def main(argv: list[str] | None = None, *, clock: Clock | None = None, environ=None) -> int:
+    args = _parser().parse_args(argv)
+    _configure_logging(args.verbose, args.quiet)
+    clock = clock or SystemClock()
+    try:
+        config = load_config(args.config, environ=environ)
+        if args.command == "pair":
+            return _pair(config, code=args.code, name=args.name, force=args.force)
+        return _run_program(args.command, config, loop_seconds=args.loop, clock=clock)
+    except EdgeError as exc:
+        logger.error("%s", exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        logger.warning("interrupted")
+        return 130
+    except Exception:
+        logger.exception("internal error")
+        return ExitCode.INTERNAL_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m edge",
+        description="Vendor CS Agent edge programs: pair this machine, upload chats, send replies.",
+        epilog="Exit codes: 0 ok, 2 config, 3 auth refused, 4 server unavailable (retry later), 5 partial "
+        "(dead letters or a job not confirmed sent), 6 local state / client DB, 7 unexpected server answer, "
+        "8 already running.",
+    )
+    parser.add_argument("--version", action="version", version=f"vcs-edge {__version__}")
+    parser.add_argument("--config", help="config file (.toml, .json, .ini); default ~/.vcs-edge/config.toml")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    pair = commands.add_parser("pair", help="redeem a pairing code from the admin and store this device's token")
+    pair.add_argument("code")
+    pair.add_argument("--name", help="name this machine reports (default: its host name)")
+    pair.add_argument("--force", action="store_true", help="replace an existing pairing")
+
+    for name, help_text in (("upload", "upload new chat messages"), ("send", "claim and deliver send jobs")):
+        program = commands.add_parser(name, help=help_text)
+        mode = program.add_mutually_exclusive_group()
+        mode.add_argument("--once", action="store_true", help="one pass, then exit (default)")
+        mode.add_argument("--loop", type=float, metavar="SECONDS", help="repeat every SECONDS until stopped")
+    return parser
+
+
+def _configure_logging(verbose: bool, quiet: bool) -> None:
+    edge_logger = logging.getLogger("edge")
+    edge_logger.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
+    if not any(getattr(handler, "_vcs_edge", False) for handler in edge_logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+        handler._vcs_edge = True
+        edge_logger.addHandler(handler)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpcore").setLevel(logging.WARNING)
+
+
+def _timeouts(config: EdgeConfig) -> HttpTimeouts:
+    return HttpTimeouts(
+        connect=config.connect_timeout_seconds,
+        read=config.http_timeout_seconds,
+        download=config.download_timeout_seconds,
+    )
+
+
+# --- pair ---
+
+
+def _pair(config: EdgeConfig, *, code: str, name: str | None, force: bool) -> int:
+    require(config, "server_url")
+    state_dir = ensure_private_dir(config.state_dir)
+    device_file = state_dir / DEVICE_FILE
+    existing = read_json(device_file)
+    if existing and not force:
+        raise ConfigError(
+            f"this machine is already paired (device {existing.get('device_id')}, {existing.get('role')}); "
+            "use --force to replace the pairing"
+        )
+    client_name = (name or config.device_name or socket.gethostname())[:100]
+    with EdgeApi(server_url=config.server_url, timeouts=_timeouts(config)) as api:
+        result = api.pair(code=code.strip().upper(), name=client_name)
+    atomic_write_json(
+        device_file,
+        {
+            "device_id": result.device_id,
+            "role": result.role,
+            "name": result.name,
+            "client_name": client_name,
+            "server_url": config.server_url,
+            "token": result.token,
+            "paired_at": datetime.now(tz=UTC).isoformat(),
+        },
+    )
+    logger.info(
+        "paired as device %s (%s, %s); token stored in %s", result.device_id, result.role, result.name, device_file
+    )
+    return ExitCode.OK
+
+
+def load_credentials(config: EdgeConfig) -> DeviceCredentials:
+    stored = read_json(config.state_dir / DEVICE_FILE) or {}
+    token = config.token or stored.get("token", "")
+    server_url = config.server_url or stored.get("server_url", "")
+    if not token:
+        raise ConfigError(f"not paired: run `python -m edge pair CODE` (no token in {config.state_dir / DEVICE_FILE})")
+    if not server_url:
+        raise ConfigError("server_url is not set (or VCS_EDGE_SERVER_URL)")
+    return DeviceCredentials(
+        token=token,
+        server_url=server_url,
+        device_id=stored.get("device_id"),
+        role=stored.get("role", ""),
+        client_name=stored.get("client_name", ""),
+    )
+
+
+# --- upload and send ---
+
+
+def _run_program(command: str, config: EdgeConfig, *, loop_seconds: float | None, clock: Clock) -> int:
+    credentials = load_credentials(config)
+    if credentials.role and credentials.role != {"upload": "uploader", "send": "sender"}[command]:
+        logger.warning("this device is paired as %s; the server will refuse %s", credentials.role, command)
+    state_dir = ensure_private_dir(config.state_dir)
+    reader = SqliteChatDbReader(config.client_db)
+    reader.check_mapping()
+    with (
+        EdgeApi(server_url=credentials.server_url, token=credentials.token, timeouts=_timeouts(config)) as api,
+        RunLock(state_dir / f"{command}.lock"),
+    ):
+        remove_stale_temp_files(state_dir)
+        if command == "upload":
+            uploader = Uploader(
+                api=api,
+                reader=reader,
+                state_dir=state_dir,
+                label=device_label(config.device_name or credentials.client_name, credentials.device_id),
+                config=config.upload,
+                clock=clock,
+            )
+            run_once = _upload_pass(uploader)
+        else:
+            require(config, "send.text_command")
+            runner = SendJobRunner(
+                api=api,
+                reader=reader,
+                sender=CommandMessageSender(
+                    text_command=config.send.text_command,
+                    photo_command=config.send.photo_command,
+                    file_command=config.send.file_command,
+                    timeout_seconds=config.send.command_timeout_seconds,
+                ),
+                state_dir=state_dir,
+                config=config.send,
+                clock=clock,
+                match_attachments_by_name=config.client_db.match_attachments_by_name,
+            )
+            run_once = _send_pass(runner)
+        if loop_seconds is None:
+            return run_once()[0]
+        return _loop(run_once, interval=loop_seconds, clock=clock)
+
+
+def _upload_pass(uploader: Uploader) -> Callable[[], tuple[int, float | None]]:
+    def run_once() -> tuple[int, float | None]:
+        result = uploader.run_once()
+        logger.info(
+            "upload: %d batches (%d messages) uploaded, %d dead-lettered, checkpoint at log %d",
+            result.batches_uploaded,
+            result.messages_uploaded,
+            result.batches_dead_lettered,
+            result.last_log_id,
+        )
+        return result.exit_code, result.retry_after
+
+    return run_once
+
+
+def _send_pass(runner: SendJobRunner) -> Callable[[], tuple[int, float | None]]:
+    def run_once() -> tuple[int, float | None]:
+        result = runner.run_once()
+        if result.outcomes:
+            logger.info("send: %s", ", ".join(f"job {job} {outcome}" for job, outcome in result.outcomes.items()))
+        return result.exit_code, None
+
+    return run_once
+
+
+def _loop(run_once: Callable[[], tuple[int, float | None]], *, interval: float, clock: Clock) -> int:
+    while True:
+        retry_after = None
+        try:
+            _, retry_after = run_once()
+        except ClientDbError as exc:  # e.g. the client held its DB locked past the timeout: try again
+            logger.warning("%s", exc)
+        except EdgeError as exc:
+            logger.error("%s", exc)
+            if exc.exit_code in _FATAL_IN_LOOP:
+                return exc.exit_code
+            retry_after = getattr(exc, "retry_after", None)
+        try:
+            clock.sleep(max(interval, retry_after or 0.0))
+        except KeyboardInterrupt:
+            logger.info("stopped")
+            return ExitCode.OK

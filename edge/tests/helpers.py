@@ -1,0 +1,271 @@
+"""Test doubles for the edge programs: a clock that never waits and a small in-memory edge API server.
+
+`FakeEdgeServer` implements docs/edge-api.md closely enough to drive the uploader and the sender (real HTTP on
+127.0.0.1, stdlib `http.server` in a thread) and can be told to fail the next calls to a path.
+"""
+
+import hashlib
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DROP_CONNECTION = "drop-connection"
+
+
+class FakeClock:
+    """Wall-clock seconds that only move when someone sleeps. `on_sleep(now)` runs after every sleep."""
+
+    def __init__(self, start: float | None = None, on_sleep=None):
+        self._now = time.time() if start is None else start
+        self.on_sleep = on_sleep
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self._now
+
+    def sleep(self, seconds: float) -> None:
+        self._now += max(seconds, 0.0)
+        self.slept.append(seconds)
+        if self.on_sleep is not None:
+            self.on_sleep(self._now)
+
+    def advance(self, seconds: float) -> None:
+        self.sleep(seconds)
+
+
+class SimulatedCrash(BaseException):
+    """Stands for the process dying (kill -9, power loss): nothing in the edge code may catch it."""
+
+
+@dataclass
+class ScriptedResponse:
+    status: int | str  # or DROP_CONNECTION
+    body: dict | None = None
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class FakeJob:
+    id: int
+    room_key: str
+    items: list[dict]
+    room_name: str = ""
+    state: str = "queued"
+    attempt: int = 1
+    holder: str | None = None  # token holding the lease
+    contents: dict[int, bytes] = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return {
+            "id": self.id,
+            "room_key": self.room_key,
+            "room_name": self.room_name,
+            "state": self.state,
+            "items": self.items,
+            "lease_expires_at": "2026-11-30T10:20:00+09:00",
+            "attempt": self.attempt,
+        }
+
+
+class FakeEdgeServer:
+    def __init__(self, tokens: dict[str, str] | None = None):
+        self.tokens = tokens if tokens is not None else {"upload-token": "uploader", "send-token": "sender"}
+        self.pairing_codes: dict[str, dict] = {}
+        self.scripted: dict[str, list[ScriptedResponse]] = {}
+        self.calls: list[tuple[str, str, dict]] = []
+        self.batches: dict[str, dict] = {}
+        self.stored: dict[tuple[str, str], dict] = {}  # (room_key, client_message_id) -> message
+        self.upload_posts: list[dict] = []  # every upload body that reached the handler (not scripted away)
+        self.jobs: dict[int, FakeJob] = {}
+        self.results: dict[int, dict] = {}
+        self.progress: list[tuple[int, str]] = []
+        self.job_heartbeats: list[int] = []
+        self.device_heartbeats: list[dict] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    # --- lifecycle ---
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def start(self) -> "FakeEdgeServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    # --- scripting ---
+
+    def fail_next(self, path: str, status, *, body: dict | None = None, headers: dict | None = None, times=1):
+        for _ in range(times):
+            self.scripted.setdefault(path, []).append(ScriptedResponse(status, body, headers or {}))
+
+    def add_job(self, job: FakeJob, *, contents: dict[int, bytes] | None = None) -> FakeJob:
+        for item in job.items:
+            if item["kind"] != "text":
+                data = (contents or {}).get(item["index"], f"bytes of {item['name']}".encode())
+                job.contents[item["index"]] = data
+                item.setdefault("sha256", hashlib.sha256(data).hexdigest())
+                item.setdefault("content_url", f"/api/v1/sender/jobs/{job.id}/items/{item['index']}/content")
+        self.jobs[job.id] = job
+        return job
+
+    def take_lease_away(self, job_id: int) -> None:
+        """What the server does when a lease lapses: the job becomes unknown and nobody holds it."""
+        with self._lock:
+            self.jobs[job_id].holder = None
+            self.jobs[job_id].state = "unknown"
+
+    def stored_texts(self) -> list[str]:
+        return [message["text"] for message in self.stored.values()]
+
+    # --- request handling ---
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_GET(self):
+                server._dispatch(self, "GET")
+
+            def do_POST(self):
+                server._dispatch(self, "POST")
+
+        return Handler
+
+    def _dispatch(self, request: BaseHTTPRequestHandler, method: str) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        raw = request.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else {}
+        path = request.path
+        with self._lock:
+            self.calls.append((method, path, body))
+            scripted = self.scripted.get(path)
+            response = scripted.pop(0) if scripted else None
+        if response is not None:
+            if response.status == DROP_CONNECTION:
+                request.close_connection = True
+                request.connection.shutdown(2)
+                return
+            self._send(request, response.status, response.body or {"error": "SCRIPTED"}, response.headers)
+            return
+        token = (request.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        with self._lock:
+            status, payload = self._route(method, path, body, token)
+        if isinstance(payload, bytes):
+            self._send_bytes(request, status, payload)
+        else:
+            self._send(request, status, payload)
+
+    def _route(self, method: str, path: str, body: dict, token: str):
+        if path == "/api/v1/devices/pair":
+            code = self.pairing_codes.pop(body.get("code", ""), None)
+            if code is None:
+                return 400, {"error": "PAIRING_CODE_INVALID"}
+            return 201, code
+        role = self.tokens.get(token)
+        if role is None:
+            return 401, {"error": "DEVICE_TOKEN_INVALID"}
+        if path == "/api/v1/devices/heartbeat":
+            self.device_heartbeats.append(body)
+            return 200, {"ok": True, "server_time": "2026-11-30T10:00:00+09:00"}
+        if path == "/api/v1/uploads":
+            if role != "uploader":
+                return 403, {"error": "DEVICE_ROLE_FORBIDDEN"}
+            return self._upload(body)
+        if role != "sender":
+            return 403, {"error": "DEVICE_ROLE_FORBIDDEN"}
+        if path == "/api/v1/sender/claim":
+            for job in sorted(self.jobs.values(), key=lambda job: job.id):
+                if job.state == "queued":
+                    job.state, job.holder = "claimed", token
+                    return 200, {"job": job.as_json()}
+            return 204, {}
+        parts = path.strip("/").split("/")  # api v1 sender jobs {id} ...
+        job = self.jobs.get(int(parts[4]))
+        if job is None:
+            return 404, {"error": "NOT_FOUND"}
+        if job.holder != token:
+            return 409, {"error": "LEASE_NOT_HELD"}
+        action = parts[5]
+        if action == "heartbeat":
+            self.job_heartbeats.append(job.id)
+            return 200, {"lease_expires_at": "2026-11-30T10:20:00+09:00"}
+        if action == "progress":
+            job.state = body["state"]
+            self.progress.append((job.id, body["state"]))
+            return 200, job.as_json()
+        if action == "result":
+            job.state, job.holder = body["outcome"], None
+            self.results[job.id] = body
+            return 200, job.as_json()
+        if action == "items" and method == "GET":
+            return 200, job.contents[int(parts[6])]
+        return 404, {"error": "NOT_FOUND"}
+
+    def _upload(self, body: dict):
+        self.upload_posts.append(body)
+        batch_id = body["batch_id"]
+        if batch_id in self.batches:
+            return 200, {**self.batches[batch_id], "replayed": True}
+        stored = duplicates = 0
+        for message in body["messages"]:
+            key = (message["room_key"], message["client_message_id"])
+            if key in self.stored:
+                duplicates += 1
+            else:
+                self.stored[key] = message
+                stored += 1
+        result = {
+            "batch_id": batch_id,
+            "received": len(body["messages"]),
+            "stored": stored,
+            "dropped_resends": 0,
+            "duplicates": duplicates,
+            "questions": 0,
+            "replayed": False,
+        }
+        self.batches[batch_id] = result
+        return 200, result
+
+    @staticmethod
+    def _send(request: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:
+        data = b"" if status == 204 else json.dumps(payload).encode()
+        request.send_response(status)
+        for name, value in (headers or {}).items():
+            request.send_header(name, value)
+        if status != 204:
+            request.send_header("Content-Type", "application/json")
+            request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+
+    @staticmethod
+    def _send_bytes(request: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+        request.send_response(status)
+        request.send_header("Content-Type", "application/octet-stream")
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+
+
+def simulator_command(db_path: Path, flag: str, placeholder: str, faults_path: Path | None = None) -> tuple:
+    """The fake send command line, as an operator would put it in the config."""
+    command = [sys.executable, "-m", "edge.simulator", "send", "--db", str(db_path), "--room", "{room}"]
+    command += [flag, placeholder]
+    if faults_path is not None:
+        command += ["--faults", str(faults_path)]
+    return tuple(command)
