@@ -99,11 +99,7 @@ def _database_check_and_mark(batch_id: str, occurrences: list[KeyOccurrences]) -
     window = _window()
     resent: set[tuple[int, str]] = set()
     for occ in sorted(occurrences, key=lambda o: (o.room_id, o.key_hash)):
-        entry = (
-            ResendWindowEntry.objects.select_for_update()
-            .filter(room_id=occ.room_id, key_hash=occ.key_hash)
-            .first()
-        )
+        entry = ResendWindowEntry.objects.select_for_update().filter(room_id=occ.room_id, key_hash=occ.key_hash).first()
         if entry is None:
             ResendWindowEntry.objects.create(
                 room_id=occ.room_id, key_hash=occ.key_hash, last_seen_at=occ.last_at, batch_id=batch_id

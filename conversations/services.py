@@ -14,7 +14,6 @@ from monitoring.services import audit_record, marker_accepted_write, marker_resu
 from vendors.services import room_resolve
 
 
-
 @dataclass(frozen=True)
 class IncomingMessage:
     room_key: str

@@ -38,6 +38,7 @@ def alert_raise(*, kind: str, key: str, message: str, data: dict | None = None) 
         with transaction.atomic():
             alert = Alert.objects.create(kind=kind, key=key, message=message, data=data or {})
             audit_record(actor_kind="system", actor_id=None, action="alert.raise", target=alert, data={"kind": kind})
+            transaction.on_commit(_notify_alerts_soon)
     except IntegrityError:
         # A concurrent raise won the partial unique constraint: theirs is the live alert.
         return Alert.objects.exclude(status=Alert.Status.CLOSED).get(kind=kind, key=key), False
@@ -56,3 +57,20 @@ def alert_close(*, kind: str, key: str, reason: str = "") -> int:
                 actor_kind="system", actor_id=None, action="alert.close", target=alert, data={"reason": reason}
             )
     return len(alerts)
+
+
+def alert_acknowledge(*, alert: Alert, actor) -> bool:
+    """Staff saw it. Only an open alert can be acknowledged; it stays live until its condition clears."""
+    with transaction.atomic():
+        updated = Alert.objects.filter(pk=alert.pk, status=Alert.Status.OPEN).update(
+            status=Alert.Status.ACKNOWLEDGED, acknowledged_at=timezone.now(), acknowledged_by=actor.get_username()
+        )
+        if updated:
+            audit_record(actor_kind="staff", actor_id=actor.pk, action="alert.acknowledge", target=alert)
+    return bool(updated)
+
+
+def _notify_alerts_soon():
+    from monitoring.tasks import notify_alerts  # the task module imports the monitor, which imports this one
+
+    notify_alerts.delay()

@@ -99,6 +99,7 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TASK_ACKS_LATE = False
+CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Above the longest task run so a late-acked task is not redelivered while it still runs.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
@@ -176,6 +177,54 @@ RESOLUTION_CANDIDATE_LIMIT = env.int("RESOLUTION_CANDIDATE_LIMIT", default=5)
 VERIFICATION_MIN_FUZZY_BRAND_LENGTH = env.int("VERIFICATION_MIN_FUZZY_BRAND_LENGTH", default=3)
 
 # --- knowledge ---
+# embeddings, rerank, FAQ
+# Embeddings: the local USE model (weights inside the package) unless an OpenAI-compatible endpoint is set.
+EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL", default="")
+EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY", default="")
+EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", default="text-embedding-3-small")
+EMBEDDINGS_DIMENSION = env.int("EMBEDDINGS_DIMENSION", default=0)  # 0: learnt from the first response
+EMBEDDINGS_QUERY_PREFIX = env("EMBEDDINGS_QUERY_PREFIX", default="")  # e.g. "query: " for e5 models
+EMBEDDINGS_DOCUMENT_PREFIX = env("EMBEDDINGS_DOCUMENT_PREFIX", default="")  # e.g. "passage: "
+EMBEDDINGS_TIMEOUT_SECONDS = env.float("EMBEDDINGS_TIMEOUT_SECONDS", default=10.0)
+EMBEDDINGS_MAX_RETRIES = env.int("EMBEDDINGS_MAX_RETRIES", default=2)
+EMBEDDINGS_LOCAL_THREADS = env.int("EMBEDDINGS_LOCAL_THREADS", default=1)
+# Reranking: the local lexical + embedding blend unless a `/rerank` endpoint is set.
+RERANK_URL = env("RERANK_URL", default="")
+RERANK_API_KEY = env("RERANK_API_KEY", default="")
+RERANK_MODEL = env("RERANK_MODEL", default="")
+RERANK_TIMEOUT_SECONDS = env.float("RERANK_TIMEOUT_SECONDS", default=10.0)
+# Qdrant: local mode in a folder unless QDRANT_URL is set. Local mode allows one process per folder.
+QDRANT_URL = env("QDRANT_URL", default="")
+QDRANT_API_KEY = env("QDRANT_API_KEY", default="")
+QDRANT_PATH = env("QDRANT_PATH", default=str(VAR_DIR / "qdrant"))
+QDRANT_TIMEOUT_SECONDS = env.int("QDRANT_TIMEOUT_SECONDS", default=10)
+FAQ_COLLECTION_PREFIX = env("FAQ_COLLECTION_PREFIX", default="faq")  # + embedder name, e.g. faq_use_m3
+# FAQ retrieval (seed 001). Dense score thresholds belong to one embedding model, so they are per provider:
+# the OpenAI-compatible defaults are the seed's; the local ones are calibrated on the demo FAQ (docs/knowledge.md).
+FAQ_TOP_K = env.int("FAQ_TOP_K", default=30)
+FAQ_RERANK_CANDIDATES = env.int("FAQ_RERANK_CANDIDATES", default=20)
+FAQ_TOP_N_FOR_LLM = env.int("FAQ_TOP_N_FOR_LLM", default=5)
+FAQ_SCORE_THRESHOLD_OPENAI = env.float("FAQ_SCORE_THRESHOLD_OPENAI", default=0.55)
+FAQ_RELAXED_SCORE_THRESHOLD_OPENAI = env.float("FAQ_RELAXED_SCORE_THRESHOLD_OPENAI", default=0.50)
+FAQ_SCORE_THRESHOLD_LOCAL = env.float("FAQ_SCORE_THRESHOLD_LOCAL", default=0.45)
+FAQ_RELAXED_SCORE_THRESHOLD_LOCAL = env.float("FAQ_RELAXED_SCORE_THRESHOLD_LOCAL", default=0.38)
+# Reranker confidence (seed: LOW 0.65 / HIGH 0.75) — per reranker, the local one calibrated like the embedder.
+FAQ_LOW_CONFIDENCE_THRESHOLD_HTTP = env.float("FAQ_LOW_CONFIDENCE_THRESHOLD_HTTP", default=0.65)
+FAQ_HIGH_CONFIDENCE_THRESHOLD_HTTP = env.float("FAQ_HIGH_CONFIDENCE_THRESHOLD_HTTP", default=0.75)
+FAQ_LOW_CONFIDENCE_THRESHOLD_LOCAL = env.float("FAQ_LOW_CONFIDENCE_THRESHOLD_LOCAL", default=0.65)
+FAQ_HIGH_CONFIDENCE_THRESHOLD_LOCAL = env.float("FAQ_HIGH_CONFIDENCE_THRESHOLD_LOCAL", default=0.75)
+FAQ_HYBRID_SEARCH = env.bool("FAQ_HYBRID_SEARCH", default=True)
+FAQ_KEYWORD_RETRY_LIMIT = env.int("FAQ_KEYWORD_RETRY_LIMIT", default=3)
+FAQ_KEYWORD_RETRY_MIN_CHARS = env.int("FAQ_KEYWORD_RETRY_MIN_CHARS", default=2)
+# Over-broad single words that never trigger the keyword retry (a substring match on them proves nothing).
+FAQ_KEYWORD_RETRY_BLOCKLIST = env.list(
+    "FAQ_KEYWORD_RETRY_BLOCKLIST",
+    default=[
+        "할인", "요금", "감면", "가격", "비용", "문의", "질문", "확인", "안내", "주문", "배송", "반품", "교환",
+        "정산", "계약", "상품", "제품", "결제", "환불", "취소", "등록", "변경", "신청", "방법", "프로모션",
+        "행사", "이벤트", "혜택", "안녕하세요", "감사합니다", "네", "예", "뭐", "왜", "언제", "어디",
+    ],
+)  # fmt: skip
 # records & evidence
 # Items each source may contribute to one question's evidence.
 EVIDENCE_BUDGET_RECORDS = env.int("EVIDENCE_BUDGET_RECORDS", default=5)
@@ -185,8 +234,68 @@ EVIDENCE_BUDGET_FAQ = env.int("EVIDENCE_BUDGET_FAQ", default=5)
 EVIDENCE_DEDUP_SIMILARITY = env.float("EVIDENCE_DEDUP_SIMILARITY", default=0.95)
 # pg_trgm word_similarity at or above which a record matches even when no query token is a substring of it.
 RECORDS_TRGM_WORD_SIMILARITY = env.float("RECORDS_TRGM_WORD_SIMILARITY", default=0.5)
+# knowledge hub
+# LightRAG on its file storages: one folder, one sub-folder per workspace (production storages: docs/knowledge.md).
+LIGHTRAG_WORKING_DIR = env("LIGHTRAG_WORKING_DIR", default=str(VAR_DIR / "lightrag"))
+# How long a caller waits for the hub's event-loop thread: one search, one document ingest.
+KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS", default=10.0)
+KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS", default=900.0)
+# Seconds a process reuses the workspace list and revisions it read; 0 reads them on every search.
+KNOWLEDGE_HUB_REVISION_CHECK_SECONDS = env.float("KNOWLEDGE_HUB_REVISION_CHECK_SECONDS", default=0.0)
+KNOWLEDGE_HUB_QUERY_MODE = env("KNOWLEDGE_HUB_QUERY_MODE", default="mix")
+KNOWLEDGE_HUB_TOP_K = env.int("KNOWLEDGE_HUB_TOP_K", default=20)  # entities and relations per workspace
+KNOWLEDGE_HUB_CHUNK_TOP_K = env.int("KNOWLEDGE_HUB_CHUNK_TOP_K", default=8)  # chunks per workspace
+KNOWLEDGE_HUB_RESULT_LIMIT = env.int("KNOWLEDGE_HUB_RESULT_LIMIT", default=8)  # items one search returns
+# LightRAG's own vector floor, and ours: items whose cosine to the question is below it are dropped.
+# Both belong to the embedding model (calibrated for the local one in docs/knowledge.md).
+KNOWLEDGE_HUB_COSINE_THRESHOLD = env.float("KNOWLEDGE_HUB_COSINE_THRESHOLD", default=0.2)
+KNOWLEDGE_HUB_MIN_SCORE = env.float("KNOWLEDGE_HUB_MIN_SCORE", default=0.3)
+# A question whose routing keywords hit more workspaces than this is asked of all of them.
+KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES = env.int("KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES", default=4)
+KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS = env.int("KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS", default=500_000)
+# Local extractor (used when no LLM is configured): chunk size and graph density.
+KNOWLEDGE_HUB_CHUNK_CHARS = env.int("KNOWLEDGE_HUB_CHUNK_CHARS", default=800)
+KNOWLEDGE_HUB_ENTITIES_PER_CHUNK = env.int("KNOWLEDGE_HUB_ENTITIES_PER_CHUNK", default=12)
+KNOWLEDGE_HUB_RELATIONS_PER_CHUNK = env.int("KNOWLEDGE_HUB_RELATIONS_PER_CHUNK", default=24)
+# LightRAG's own LLM extraction when an OpenAI-compatible endpoint is set (defaults to the agent's endpoint).
+KNOWLEDGE_HUB_LLM_BASE_URL = env("KNOWLEDGE_HUB_LLM_BASE_URL", default=env("OPENAI_BASE_URL", default=""))
+KNOWLEDGE_HUB_LLM_API_KEY = env("KNOWLEDGE_HUB_LLM_API_KEY", default=env("OPENAI_API_KEY", default=""))
+KNOWLEDGE_HUB_LLM_MODEL = env("KNOWLEDGE_HUB_LLM_MODEL", default=env("LLM_MODEL", default="gpt-4o-mini"))
+KNOWLEDGE_HUB_LLM_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_LLM_TIMEOUT_SECONDS", default=120.0)
 
 # --- agent ---
+# LLM providers
+# "" picks "openai" when OPENAI_BASE_URL or LLM_MODEL is set, else the local deterministic answerer.
+LLM_PROVIDER = env("LLM_PROVIDER", default="")
+OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")  # "" with LLM_MODEL set: api.openai.com
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+LLM_MODEL = env("LLM_MODEL", default="")
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=30.0)  # per attempt
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=2)  # extra attempts after a transient failure
+LLM_RETRY_BACKOFF_SECONDS = env.float("LLM_RETRY_BACKOFF_SECONDS", default=1.0)  # doubles per retry, jittered
+LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.2)  # answers; rewrite and judge calls use 0
+# A judge call gets one attempt within this (the verification engine's own judge deadline is 10 s).
+LLM_JUDGE_TIMEOUT_SECONDS = env.float("LLM_JUDGE_TIMEOUT_SECONDS", default=8.0)
+# Local answerer: at most this many evidence sentences, each scoring at least the floor (0..1) against the question.
+LOCAL_ANSWER_MAX_SENTENCES = env.int("LOCAL_ANSWER_MAX_SENTENCES", default=3)
+LOCAL_ANSWER_MIN_SCORE = env.float("LOCAL_ANSWER_MIN_SCORE", default=0.3)
+# Sent when no evidence supports an answer: no numbers, no brands, no promise of a person, no question back.
+AGENT_GUIDANCE_ANSWER = env(
+    "AGENT_GUIDANCE_ANSWER",
+    default=(
+        "문의하신 내용은 현재 확인 가능한 자료에서 근거를 찾지 못해 정확한 답변을 드리기 어렵습니다. "
+        "양해 부탁드립니다."
+    ),
+)
+# pipeline
+AGENT_MAX_TOOL_ROUNDS = env.int("AGENT_MAX_TOOL_ROUNDS", default=6)
+AGENT_VERIFY_ROUNDS = env.int("AGENT_VERIFY_ROUNDS", default=2)  # rewrite rounds after the first draft
+AGENT_HISTORY_LIMIT = env.int("AGENT_HISTORY_LIMIT", default=10)
+AGENT_HISTORY_HOURS = env.int("AGENT_HISTORY_HOURS", default=24)
+AGENT_REFERENCE_URL_LIMIT = env.int("AGENT_REFERENCE_URL_LIMIT", default=3)
+AGENT_DISPATCH_LOST_SECONDS = env.int("AGENT_DISPATCH_LOST_SECONDS", default=120)
+AGENT_RUNNING_STALE_SECONDS = env.int("AGENT_RUNNING_STALE_SECONDS", default=600)
+AGENT_SWEEP_BATCH = env.int("AGENT_SWEEP_BATCH", default=100)
 
 # --- delivery ---
 # Photos and files of send jobs; private: served to sender devices only through the sender API.
@@ -196,8 +305,36 @@ SEND_LEASE_SECONDS = env.int("SEND_LEASE_SECONDS", default=120)
 SEND_REQUEST_MAX_ITEMS = env.int("SEND_REQUEST_MAX_ITEMS", default=20)
 SEND_ITEM_MAX_BYTES = env.int("SEND_ITEM_MAX_BYTES", default=10 * 1024 * 1024)
 SEND_TEXT_MAX_CHARS = env.int("SEND_TEXT_MAX_CHARS", default=5000)
+# Send-job choice sets share field names ("state", "outcome"): name their schema enums explicitly.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    **SPECTACULAR_SETTINGS.get("ENUM_NAME_OVERRIDES", {}),
+    "SendJobStateEnum": "delivery.models.SendJob.State",
+    "SendProgressStateEnum": "delivery.api.sender_serializers.PROGRESS_STATE_CHOICES",
+    "SendResultOutcomeEnum": "delivery.api.sender_serializers.RESULT_OUTCOME_CHOICES",
+}
 
 # --- monitoring ---
+BUSINESS_TIME_ZONE = env("BUSINESS_TIME_ZONE", default="Asia/Seoul")
+BUSINESS_DAYS = env.list("BUSINESS_DAYS", cast=int, default=[1, 2, 3, 4, 5])  # ISO weekdays, Monday = 1
+BUSINESS_HOURS_START = env("BUSINESS_HOURS_START", default="09:00")
+BUSINESS_HOURS_END = env("BUSINESS_HOURS_END", default="18:00")
+BUSINESS_HOLIDAY_COUNTRY = env("BUSINESS_HOLIDAY_COUNTRY", default="KR")
+MONITOR_QUESTION_RESULT_MINUTES = env.int("MONITOR_QUESTION_RESULT_MINUTES", default=10)
+MONITOR_SEND_STUCK_MINUTES = env.int("MONITOR_SEND_STUCK_MINUTES", default=15)
+MONITOR_DEVICE_SILENT_MINUTES = env.int("MONITOR_DEVICE_SILENT_MINUTES", default=30)
+MONITOR_UPLOAD_GAP_MINUTES = env.int("MONITOR_UPLOAD_GAP_MINUTES", default=60)
+MONITOR_BATCH_LIMIT = env.int("MONITOR_BATCH_LIMIT", default=500)
+ALERT_WEBHOOK_URL = env("ALERT_WEBHOOK_URL", default="")
+ALERT_WEBHOOK_TIMEOUT_SECONDS = env.float("ALERT_WEBHOOK_TIMEOUT_SECONDS", default=5.0)
 
 # --- beat schedules (one place; DatabaseScheduler syncs them so staff can pause them in admin) ---
-CELERY_BEAT_SCHEDULE = {}
+CELERY_BEAT_SCHEDULE = {
+    "monitoring.run_monitor": {"task": "monitoring.run_monitor", "schedule": 60.0, "options": {"expires": 55}},
+    "monitoring.notify_alerts": {"task": "monitoring.notify_alerts", "schedule": 60.0, "options": {"expires": 55}},
+    "agent.sweep_questions": {"task": "agent.sweep_questions", "schedule": 60.0, "options": {"expires": 55}},
+    "delivery.expire_send_leases": {
+        "task": "delivery.expire_send_leases",
+        "schedule": 30.0,
+        "options": {"queue": "delivery", "expires": 25},
+    },
+}

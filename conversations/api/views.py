@@ -100,8 +100,7 @@ def _flatten_errors(errors: dict) -> list[dict]:
                     continue
                 for item_field, messages in (item_errors or {}).items():
                     items.extend(
-                        {"index": index, "field": item_field, "message": str(message)}
-                        for message in _as_list(messages)
+                        {"index": index, "field": item_field, "message": str(message)} for message in _as_list(messages)
                     )
         else:
             items.extend({"index": None, "field": field, "message": str(message)} for message in _as_list(detail))

@@ -138,7 +138,7 @@ class TestIdempotentBatch:
     @pytest.mark.django_db(transaction=True)
     def test_concurrent_posts_of_one_batch_store_it_once(self, vendor):
         """Two requests racing with the same batch_id: one stores, the other replays."""
-        device, token = active_device(role="uploader", name="PC")
+        _, token = active_device(role="uploader", name="PC")
         messages = [message(f"메시지 {i}", at=T0 + timedelta(minutes=i)) for i in range(20)]
         results = []
 
@@ -180,7 +180,9 @@ class TestResendDedup:
 
     def test_a_changed_unread_count_passes(self, uploader, vendor):
         """Closing and reopening a room changes the unread count: that signal must get through."""
-        response = post(uploader, "b-1", [message("네", unread=3), message("네", at=T0 + timedelta(seconds=2), unread=0)])
+        response = post(
+            uploader, "b-1", [message("네", unread=3), message("네", at=T0 + timedelta(seconds=2), unread=0)]
+        )
         assert response.json()["stored"] == 2
 
     def test_a_repeat_after_the_window_passes(self, uploader, vendor):
