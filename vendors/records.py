@@ -1,0 +1,658 @@
+"""Per-counterpart records: search (always scoped to one vendor), import from files, and the demo load.
+
+Search works on a derived `search_text` column (NFKC, lower case) that every writer here keeps in sync. On
+PostgreSQL it is covered by a pg_trgm GIN index (migration 0002) and ranked by token hits plus trigram
+word similarity; on SQLite (the embedded default) it falls back to substring matching of the same tokens.
+"""
+
+import csv
+import datetime
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
+from django.db.models.functions import Cast
+from django.utils import timezone
+
+from agent.knowledge.types import EvidenceItem
+from monitoring.services import audit_record
+from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
+
+# ---------------------------------------------------------------------------------------------------------------
+# Korean-aware tokens
+# ---------------------------------------------------------------------------------------------------------------
+
+# Particles and polite endings that glue onto nouns (`단말기는`, `정산은요`, `계약서에서`). Longest first so
+# `에서` wins over `서`-less `에`; stripped at most twice and never below a two-character stem (`단가` stays).
+_PARTICLES = sorted(
+    [
+        "은", "는", "이", "가", "을", "를", "에", "에서", "의", "도", "로", "으로", "와", "과", "랑", "이랑",
+        "까지", "부터", "만", "요", "에게", "한테", "께서", "처럼", "보다", "마다", "이나", "하고", "이요",
+        "이에요", "예요", "인가요", "인지", "입니다", "이고", "에서는", "으로는", "에는", "엔",
+    ],
+    key=len,
+    reverse=True,
+)  # fmt: skip
+_MAX_PARTICLE_STRIPS = 2
+_MIN_TOKEN_LENGTH = 2
+_MAX_QUERY_TOKENS = 8
+# Question words never name anything in a record; matching them only adds noise. A token is dropped when it
+# starts with one of these stems (`얼마예요`, `얼마죠`, `알려주세요`, `궁금합니다`, `되나요`).
+_QUESTION_STEMS = ("얼마", "어떻게", "어떤", "언제", "무엇", "뭐", "뭔", "알려", "궁금", "있나", "있어", "있을까",
+                   "되나", "되어", "됩니", "될까", "인가", "인지", "혹시", "부탁", "확인해")  # fmt: skip
+_QUESTION_WORDS = frozenset(["문의", "문의드립니다", "좀", "주세요"])
+_TOKEN_SPLIT = re.compile(r"[\s,/]+")
+_EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+def search_normalize(text: str) -> str:
+    """The one normalisation of stored search text and queries: NFKC, lower case, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def particle_strip(token: str) -> str:
+    """`단말기는` → `단말기`, `정산은요` → `정산`; a stem is never shorter than two characters."""
+    for _ in range(_MAX_PARTICLE_STRIPS):
+        for particle in _PARTICLES:
+            if token.endswith(particle) and len(token) - len(particle) >= _MIN_TOKEN_LENGTH:
+                token = token[: -len(particle)]
+                break
+        else:
+            break
+    return token
+
+
+def query_tokens(query: str) -> list[str]:
+    """Distinct search tokens of a question: normalised, edge punctuation and particles stripped, noise dropped."""
+    tokens: list[str] = []
+    for raw in _TOKEN_SPLIT.split(search_normalize(query)):
+        bare = _EDGE_PUNCTUATION.sub("", raw)
+        token = particle_strip(bare)
+        if (
+            len(token) < _MIN_TOKEN_LENGTH
+            or token in tokens
+            or bare in _QUESTION_WORDS
+            or token in _QUESTION_WORDS
+            or bare.startswith(_QUESTION_STEMS)
+        ):
+            continue
+        tokens.append(token)
+    return tokens[:_MAX_QUERY_TOKENS]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Derived text: what is indexed and what the model sees
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _value_text(value) -> str:
+    if isinstance(value, bool):
+        return "예" if value else "아니오"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, list | tuple):
+        return ", ".join(_value_text(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_value_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def values_text(values: dict) -> str:
+    return " · ".join(f"{key}: {_value_text(value)}" for key, value in values.items())
+
+
+def record_search_text(record: VendorRecord) -> str:
+    parts = [record.get_kind_display(), record.title, record.body, values_text(record.values or {})]
+    return search_normalize(" ".join(p for p in parts if p))
+
+
+def product_search_text(product: Product, brand: Brand | None) -> str:
+    brand_names = " ".join(brand.all_names) if brand else ""
+    return search_normalize(f"{brand_names} {product.name} {product.sku} 상품 단가")
+
+
+def _effective_text(record: VendorRecord) -> str:
+    if not (record.effective_from or record.effective_to):
+        return ""
+    start = record.effective_from.isoformat() if record.effective_from else ""
+    end = record.effective_to.isoformat() if record.effective_to else ""
+    today = timezone.localdate()
+    if record.effective_to and record.effective_to < today:
+        state = " (종료)"
+    elif record.effective_from and record.effective_from > today:
+        state = " (예정)"
+    else:
+        state = ""
+    return f"적용 기간: {start} ~ {end}{state}"
+
+
+def record_evidence_text(record: VendorRecord) -> str:
+    lines = [f"[{record.get_kind_display()}] {record.title}", record.body, values_text(record.values or {})]
+    lines.append(_effective_text(record))
+    return "\n".join(line for line in lines if line)
+
+
+def product_evidence_text(product: Product) -> str:
+    brand = f"{product.brand.name} " if product.brand else ""
+    return f"{brand}{product.name} ({product.sku}) 단가 {product.unit_price:,}원"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Search
+# ---------------------------------------------------------------------------------------------------------------
+
+# Each query token scores 1 when it is a substring of the row's search text, else its pg_trgm word similarity
+# when that clears RECORDS_TRGM_WORD_SIMILARITY (a suffix such as `단말기들` still finds `단말기`), else 0.
+# A row's score is the mean over the tokens; a record whose validity ended loses 0.1 so current terms come first.
+_EXPIRED_PENALTY = 0.1
+
+
+_TRIGRAM_MIN_WORD_CHARS = 3  # shorter tokens share trigrams with half of any text (`or`, `1=1`)
+_NON_WORD = re.compile(r"\W")
+
+
+def _token_match_and_score(token: str, *, trigram: bool) -> tuple[Q, Case]:
+    contains = Q(search_text__contains=token)
+    if not trigram or len(_NON_WORD.sub("", token)) < _TRIGRAM_MIN_WORD_CHARS:
+        return contains, Case(When(contains, then=Value(1.0)), default=Value(0.0))
+    from django.contrib.postgres.search import TrigramWordSimilarity
+
+    # `%>` is pg_trgm's indexable word-similarity operator; its threshold is set for the search's transaction.
+    similar = Q(search_text__trigram_word_similar=token)
+    score = Case(
+        When(contains, then=Value(1.0)),
+        When(similar, then=TrigramWordSimilarity(token, "search_text")),
+        default=Value(0.0),
+        output_field=FloatField(),
+    )
+    return contains | similar, score
+
+
+def _ranked(queryset: QuerySet, tokens: list[str], *, limit: int, expiry_field: str | None) -> list:
+    """Rank one vendor's rows of one model against the tokens; the vendor filter is already in `queryset`."""
+    trigram = connection.vendor == "postgresql"
+    matches, total = Q(), Value(0.0)
+    for token in tokens:
+        token_match, token_score = _token_match_and_score(token, trigram=trigram)
+        matches |= token_match
+        total = total + token_score
+    score = total / Value(float(len(tokens)))
+    if expiry_field:
+        expired = Q(**{f"{expiry_field}__lt": timezone.localdate()})
+        score = score - Case(When(expired, then=Value(_EXPIRED_PENALTY)), default=Value(0.0))
+    return list(
+        queryset.filter(matches)
+        .annotate(score=Cast(score, FloatField()))
+        .order_by(F("score").desc(), F("updated_at").desc(), F("pk").desc())[:limit]
+    )
+
+
+def vendor_records_search(*, vendor: Vendor, query: str, limit: int) -> list[EvidenceItem]:
+    """The vendor's records and products that match `query`, best first, as evidence items (unmasked).
+
+    The vendor filter is part of every query, so another vendor's row can never be returned: asking for it
+    by its exact title, SKU or vendor name gives the same empty list as asking for something that does not
+    exist.
+    """
+    tokens = query_tokens(query)
+    if limit <= 0 or not tokens:
+        return []
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
+                    [str(settings.RECORDS_TRGM_WORD_SIMILARITY)],
+                )
+        records = _ranked(
+            VendorRecord.objects.filter(vendor_id=vendor.pk), tokens, limit=limit, expiry_field="effective_to"
+        )
+        products = _ranked(
+            Product.objects.filter(vendor_id=vendor.pk).select_related("brand"), tokens, limit=limit, expiry_field=None
+        )
+    items = [_record_item(record) for record in records] + [_product_item(product) for product in products]
+    items.sort(key=lambda item: -item.score)
+    return items[:limit]
+
+
+def _record_item(record: VendorRecord) -> EvidenceItem:
+    return EvidenceItem(
+        source_kind="record",
+        reference=f"record:{record.pk}",
+        text=record_evidence_text(record),
+        score=round(record.score, 4),
+        title=record.title,
+        extra={
+            "kind": record.kind,
+            "values": record.values,
+            "effective_from": record.effective_from.isoformat() if record.effective_from else None,
+            "effective_to": record.effective_to.isoformat() if record.effective_to else None,
+            "source": record.source,
+            "source_id": record.source_id,
+        },
+    )
+
+
+def _product_item(product: Product) -> EvidenceItem:
+    return EvidenceItem(
+        source_kind="record",
+        reference=f"product:{product.pk}",
+        text=product_evidence_text(product),
+        score=round(product.score, 4),
+        title=product.name,
+        extra={
+            "kind": "product",
+            "sku": product.sku,
+            "brand": product.brand.name if product.brand else "",
+            "unit_price": product.unit_price,
+        },
+    )
+
+
+def brand_names_all() -> list[str]:
+    """Every known brand name and alias (for brand checks that must know brands beyond one answer's evidence)."""
+    names: list[str] = []
+    for name, aliases in Brand.objects.values_list("name", "aliases"):
+        names.append(name)
+        names.extend(aliases)
+    return names
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Import: read rows, validate them all, then write them all in one transaction
+# ---------------------------------------------------------------------------------------------------------------
+
+ROW_TYPES = ("record", "product", "brand")
+COLUMNS = {
+    "record": {"type", "vendor_code", "kind", "title", "body", "values", "effective_from", "effective_to", "source",
+               "source_id"},
+    "product": {"type", "vendor_code", "sku", "name", "brand", "unit_price"},
+    "brand": {"type", "brand", "aliases"},
+}  # fmt: skip
+ALL_COLUMNS = set().union(*COLUMNS.values())
+
+
+class RecordImportInvalid(Exception):
+    """The file has errors; nothing was written. `errors` holds one line per problem, with its row."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__(f"{len(errors)} error(s)")
+        self.errors = errors
+
+
+@dataclass
+class SourceRow:
+    where: str  # "records.csv:3", "Sheet1!4", "records.jsonl:7" — what staff see in error messages
+    data: dict
+
+
+@dataclass
+class ImportPlan:
+    default_source: str
+    brands: dict[str, list[str] | None] = field(default_factory=dict)  # name -> aliases (None: keep as is)
+    products: list[dict] = field(default_factory=list)
+    records: list[dict] = field(default_factory=list)
+
+
+def records_file_read(path: Path) -> list[SourceRow]:
+    """Rows of a CSV (UTF-8, header row), XLSX (every sheet, header row each) or JSON Lines file."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = []
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            for number, data in enumerate(csv.DictReader(handle), start=2):
+                if None in data:  # csv puts surplus cells under the key None
+                    data = {"__error__": "헤더보다 칸이 많습니다"}
+                elif not any((value or "").strip() for value in data.values()):
+                    continue
+                rows.append(SourceRow(f"{path.name}:{number}", data))
+        return rows
+    if suffix == ".xlsx":
+        return _xlsx_rows(path)
+    if suffix in (".jsonl", ".ndjson"):
+        rows = []
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    data = {"__error__": f"JSON 형식 오류 ({exc.msg})"}
+                if not isinstance(data, dict):
+                    data = {"__error__": "한 줄에 JSON 객체 하나가 있어야 합니다"}
+                rows.append(SourceRow(f"{path.name}:{number}", data))
+        return rows
+    raise RecordImportInvalid([f"{path.name}: 지원하지 않는 형식입니다 (.csv, .xlsx, .jsonl)"])
+
+
+def _xlsx_rows(path: Path) -> list[SourceRow]:
+    from openpyxl import load_workbook
+
+    workbook = load_workbook(path, read_only=True, data_only=True)
+    rows = []
+    try:
+        for sheet in workbook.worksheets:
+            values = sheet.iter_rows(values_only=True)
+            header = next(values, None)
+            if not header:
+                continue
+            names = [str(h).strip() if h is not None else "" for h in header]
+            for number, cells in enumerate(values, start=2):
+                if all(c is None or str(c).strip() == "" for c in cells):
+                    continue
+                data = {name: cell for name, cell in zip(names, cells, strict=False) if name}
+                rows.append(SourceRow(f"{sheet.title}!{number}", data))
+    finally:
+        workbook.close()
+    return rows
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # spreadsheet numbers such as a source id 1001.0
+    return str(value).strip()
+
+
+def _date(value, column: str, errors: list[str]) -> datetime.date | None:
+    if value is None or _text(value) == "":
+        return None
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    try:
+        return datetime.date.fromisoformat(_text(value))
+    except ValueError:
+        errors.append(f"{column}: 날짜는 YYYY-MM-DD 형식이어야 합니다 ({_text(value)!r})")
+        return None
+
+
+def _json_value(value, column: str, expected: type, errors: list[str]):
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return expected()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            if expected is list:  # spreadsheets may list aliases as `a|b|c`
+                return [part.strip() for part in value.split("|") if part.strip()]
+            errors.append(f"{column}: JSON 형식이 아닙니다")
+            return expected()
+    if not isinstance(value, expected):
+        errors.append(f"{column}: {'JSON 객체' if expected is dict else '목록'}이어야 합니다")
+        return expected()
+    return value
+
+
+def _won(value, errors: list[str]) -> int | None:
+    text = _text(value).replace(",", "").removesuffix("원").strip()
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        errors.append(f"unit_price: 원 단위 숫자여야 합니다 ({_text(value)!r})")
+        return None
+    if amount < 0 or amount != amount.to_integral_value():
+        errors.append(f"unit_price: 0 이상의 정수여야 합니다 ({_text(value)!r})")
+        return None
+    return int(amount)
+
+
+def _required(data: dict, column: str, max_length: int, errors: list[str]) -> str:
+    value = _text(data.get(column))
+    if not value:
+        errors.append(f"{column}: 값이 필요합니다")
+    elif len(value) > max_length:
+        errors.append(f"{column}: {max_length}자를 넘습니다")
+    return value
+
+
+def _optional(data: dict, column: str, max_length: int, errors: list[str]) -> str:
+    value = _text(data.get(column))
+    if len(value) > max_length:
+        errors.append(f"{column}: {max_length}자를 넘습니다")
+    return value
+
+
+_KIND_BY_LABEL = {label: value for value, label in VendorRecord.Kind.choices}
+
+
+@dataclass
+class _ValidationContext:
+    vendor_ids: dict[str, int]  # vendor code -> id, for the codes the file names
+    known_brands: set[str]  # brands in the database or declared by a brand row of the file
+
+
+def _brand_row(data: dict, context: _ValidationContext, plan: ImportPlan, errors: list[str]) -> tuple:
+    name = _required(data, "brand", 200, errors)
+    aliases = _json_value(data.get("aliases"), "aliases", list, errors)
+    if not all(isinstance(alias, str) and alias.strip() for alias in aliases):
+        errors.append("aliases: 빈 값이 아닌 문자열 목록이어야 합니다")
+    if not errors:
+        plan.brands[name] = [alias.strip() for alias in aliases] if _text(data.get("aliases")) else None
+    return ("brand", name)
+
+
+def _vendor_id(data: dict, context: _ValidationContext, errors: list[str]) -> int | None:
+    code = _required(data, "vendor_code", 32, errors)
+    vendor_id = context.vendor_ids.get(code)
+    if code and vendor_id is None:
+        errors.append(f"vendor_code: 없는 벤더 코드입니다 ({code})")
+    return vendor_id
+
+
+def _product_row(data: dict, context: _ValidationContext, plan: ImportPlan, errors: list[str]) -> tuple:
+    vendor_id = _vendor_id(data, context, errors)
+    sku = _required(data, "sku", 64, errors)
+    name = _required(data, "name", 200, errors)
+    unit_price = _won(data.get("unit_price"), errors)
+    brand = _optional(data, "brand", 200, errors)
+    if brand and brand not in context.known_brands:
+        errors.append(f"brand: 등록되지 않은 브랜드입니다 ({brand}) — brand 행으로 먼저 등록하세요")
+    if not errors:
+        plan.products.append(
+            {"vendor_id": vendor_id, "sku": sku, "name": name, "unit_price": unit_price, "brand": brand}
+        )
+    return ("product", vendor_id, sku)
+
+
+def _record_row(data: dict, context: _ValidationContext, plan: ImportPlan, errors: list[str]) -> tuple | None:
+    vendor_id = _vendor_id(data, context, errors)
+    raw_kind = _text(data.get("kind"))
+    kind = raw_kind.lower() if raw_kind.lower() in VendorRecord.Kind.values else _KIND_BY_LABEL.get(raw_kind)
+    if kind is None:
+        errors.append(f"kind: {', '.join(VendorRecord.Kind.values)} 중 하나여야 합니다 ({raw_kind!r})")
+    title = _required(data, "title", 300, errors)
+    values = _json_value(data.get("values"), "values", dict, errors)
+    effective_from = _date(data.get("effective_from"), "effective_from", errors)
+    effective_to = _date(data.get("effective_to"), "effective_to", errors)
+    if effective_from and effective_to and effective_to < effective_from:
+        errors.append("effective_to: 적용 종료일이 시작일보다 앞섭니다")
+    source = _optional(data, "source", 100, errors) or plan.default_source
+    source_id = _optional(data, "source_id", 100, errors)
+    if not errors:
+        plan.records.append(
+            {
+                "vendor_id": vendor_id,
+                "kind": kind,
+                "title": title,
+                "body": _text(data.get("body")),
+                "values": values,
+                "effective_from": effective_from,
+                "effective_to": effective_to,
+                "source": source,
+                "source_id": source_id,
+            }
+        )
+    # Records without a source id have no identity to collide on: each row is a new record.
+    return ("record", vendor_id, kind, source_id) if source_id else None
+
+
+_ROW_VALIDATORS = {"brand": _brand_row, "product": _product_row, "record": _record_row}
+
+
+def _row_type(data: dict) -> str:
+    return _text(data.get("type")).lower() or "record"
+
+
+def records_rows_validate(rows: list[SourceRow], *, default_source: str) -> ImportPlan:
+    """Check every row before anything is written. Raises RecordImportInvalid listing every bad row."""
+    codes = {_text(row.data.get("vendor_code")) for row in rows} - {""}
+    product_brands = {_text(row.data.get("brand")) for row in rows if _row_type(row.data) == "product"} - {""}
+    declared_brands = {_text(row.data.get("brand")) for row in rows if _row_type(row.data) == "brand"}
+    stored_brands = set(Brand.objects.filter(name__in=product_brands).values_list("name", flat=True))
+    context = _ValidationContext(
+        vendor_ids=dict(Vendor.objects.filter(code__in=codes).values_list("code", "id")),
+        known_brands=declared_brands | stored_brands,
+    )
+    plan = ImportPlan(default_source=default_source[:100])
+    first_row_of_key: dict[tuple, str] = {}
+    problems: list[str] = []
+    for row in rows:
+        if "__error__" in row.data:
+            problems.append(f"{row.where}: {row.data['__error__']}")
+            continue
+        row_type = _row_type(row.data)
+        if row_type not in ROW_TYPES:
+            problems.append(f"{row.where}: type은 record, product, brand 중 하나여야 합니다 ({row_type!r})")
+            continue
+        errors: list[str] = []
+        unknown = sorted(k for k, v in row.data.items() if k not in COLUMNS[row_type] and _text(v) != "")
+        if unknown:
+            errors.append(f"{row_type} 행에 쓸 수 없는 열: {', '.join(unknown)}")
+        key = _ROW_VALIDATORS[row_type](row.data, context, plan, errors)
+        if key is not None and not errors:
+            if key in first_row_of_key:
+                errors.append(f"{first_row_of_key[key]} 행과 중복됩니다")
+            else:
+                first_row_of_key[key] = row.where
+        problems.extend(f"{row.where}: {error}" for error in errors)
+    if problems:
+        raise RecordImportInvalid(problems)
+    return plan
+
+
+def _brands_write(plan: ImportPlan, now) -> tuple[dict[str, Brand], int]:
+    names = set(plan.brands) | {p["brand"] for p in plan.products if p["brand"]}
+    brands = {b.name: b for b in Brand.objects.select_for_update().filter(name__in=names).order_by("pk")}
+    new = [Brand(name=name, aliases=aliases or []) for name, aliases in plan.brands.items() if name not in brands]
+    Brand.objects.bulk_create(new)
+    changed = []
+    for name, aliases in plan.brands.items():
+        brand = brands.get(name)
+        if brand is not None and aliases is not None and brand.aliases != aliases:
+            brand.aliases, brand.updated_at = aliases, now
+            changed.append(brand)
+    Brand.objects.bulk_update(changed, ["aliases", "updated_at"])
+    brands.update({b.name: b for b in Brand.objects.filter(name__in=[b.name for b in new])})
+    # Products indexed under a brand's old aliases are re-indexed, including ones this file does not touch.
+    stale = list(Product.objects.filter(brand__in=changed).select_related("brand"))
+    for product in stale:
+        product.search_text = product_search_text(product, product.brand)
+    Product.objects.bulk_update(stale, ["search_text"], batch_size=1000)
+    return brands, len(new) + len(changed)
+
+
+def _products_write(plan: ImportPlan, brands: dict[str, Brand], now) -> dict[str, int]:
+    vendor_ids = {p["vendor_id"] for p in plan.products}
+    existing = {
+        (p.vendor_id, p.sku): p
+        for p in Product.objects.select_for_update().filter(vendor_id__in=vendor_ids).order_by("pk")
+    }
+    new, changed = [], []
+    for row in plan.products:
+        brand = brands.get(row["brand"]) if row["brand"] else None
+        product = existing.get((row["vendor_id"], row["sku"]))
+        if product is None:
+            product = Product(vendor_id=row["vendor_id"], sku=row["sku"])
+            new.append(product)
+        else:
+            changed.append(product)
+        product.name, product.unit_price, product.brand, product.updated_at = row["name"], row["unit_price"], brand, now
+        product.search_text = product_search_text(product, brand)
+    Product.objects.bulk_create(new, batch_size=1000)
+    Product.objects.bulk_update(changed, ["name", "unit_price", "brand", "search_text", "updated_at"], batch_size=1000)
+    return {"products_created": len(new), "products_updated": len(changed)}
+
+
+_RECORD_FIELDS = ["title", "body", "values", "effective_from", "effective_to", "source"]
+
+
+def _records_write(plan: ImportPlan, now) -> dict[str, int]:
+    keyed = [r for r in plan.records if r["source_id"]]
+    existing = {
+        (r.vendor_id, r.kind, r.source_id): r
+        for r in VendorRecord.objects.select_for_update()
+        .filter(vendor_id__in={r["vendor_id"] for r in keyed})
+        .exclude(source_id="")
+        .order_by("pk")
+    }
+    new, changed = [], []
+    for row in plan.records:
+        record = existing.get((row["vendor_id"], row["kind"], row["source_id"])) if row["source_id"] else None
+        if record is None:
+            record = VendorRecord(vendor_id=row["vendor_id"], kind=row["kind"], source_id=row["source_id"])
+            new.append(record)
+        else:
+            changed.append(record)
+        for name in _RECORD_FIELDS:
+            setattr(record, name, row[name])
+        record.updated_at = now
+        record.search_text = record_search_text(record)
+    VendorRecord.objects.bulk_create(new, batch_size=1000)
+    VendorRecord.objects.bulk_update(changed, [*_RECORD_FIELDS, "search_text", "updated_at"], batch_size=1000)
+    return {"records_created": len(new), "records_updated": len(changed)}
+
+
+def records_import(
+    *, rows: list[SourceRow], file_name: str, file_sha256: str, actor_kind: str, actor_id: str | None
+) -> RecordImport:
+    """Validate every row, then write brands, products and records in one transaction with an audit row.
+
+    Products are keyed by (vendor, sku) and records with a source id by (vendor, kind, source id): importing
+    them again updates them. Records without a source id are always added.
+    """
+    if not rows:
+        raise RecordImportInvalid([f"{file_name}: 가져올 행이 없습니다"])
+    plan = records_rows_validate(rows, default_source=f"import:{file_name}")
+    now = timezone.now()
+    with transaction.atomic():
+        brands, brands_written = _brands_write(plan, now)
+        counts = {"brands_written": brands_written, **_products_write(plan, brands, now), **_records_write(plan, now)}
+        record_import = RecordImport.objects.create(file_name=file_name, file_sha256=file_sha256, counts=counts)
+        audit_record(
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            action="records.import",
+            target=record_import,
+            data={"file_name": file_name, "rows": len(rows), **counts},
+        )
+    return record_import
+
+
+def records_import_file(path: Path, *, actor_kind: str, actor_id: str | None) -> RecordImport:
+    path = Path(path)
+    return records_import(
+        rows=records_file_read(path),
+        file_name=path.name,
+        file_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        actor_kind=actor_kind,
+        actor_id=actor_id,
+    )
+
+
+DEMO_RECORDS_FILE = Path(__file__).resolve().parent.parent / "demo" / "data" / "records.jsonl"
+
+
+def demo_records_load() -> RecordImport:
+    """Load the demo vendors' brands, products and records (idempotent: every row has a key)."""
+    return records_import_file(DEMO_RECORDS_FILE, actor_kind="system", actor_id="demo")
