@@ -1,0 +1,199 @@
+"""Masking other vendors' names: longest match, compound words, counts, the counterpart's own name, 10k names."""
+
+import random
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent.knowledge.masking import MASK, VendorMasker, fold, mask, mask_evidence, name_variants, vendor_masker
+from agent.knowledge.types import EvidenceItem
+from vendors.tests.factories import VendorFactory
+
+GAON = SimpleNamespace(pk=1)  # 가온상사
+GAON_DISTRIBUTION = SimpleNamespace(pk=2)  # 가온상사유통
+DAEHAN = SimpleNamespace(pk=3)  # 대한물산
+NAMES = [
+    (1, "가온상사"),
+    (2, "가온상사유통"),
+    (3, "대한물산"),
+    (3, "대한"),  # alias
+    (4, "대한물산업"),
+    (5, "(주)ABC 트레이딩"),
+    (6, "한"),  # one character: ignored
+    (7, "대한가온"),
+]
+
+
+@pytest.fixture(scope="module")
+def masker():
+    return VendorMasker(NAMES)
+
+
+def test_fold_keeps_positions_and_folds_case_and_width():
+    """Folding lower-cases Latin and maps full-width forms, one character for one character."""
+    text = "ＡＢＣ 트레이딩 Abc ㈜"
+    assert fold(text) == "abc 트레이딩 abc ㈜"
+    assert len(fold(text)) == len(text)
+
+
+def test_name_variants_cover_marks_and_spaces_and_skip_one_character_names():
+    """A name counts as written, without `(주)`-style marks, and without spaces; one-character names are dropped."""
+    assert name_variants("(주)ABC 트레이딩") == {"(주)abc 트레이딩", "abc 트레이딩", "abc트레이딩"}
+    assert name_variants("한") == set()
+
+
+def test_longest_match_wins(masker):
+    """`가온상사유통` is one mention, not `가온상사` plus a left-over `유통`."""
+    assert masker.mask("가온상사유통에 문의", counterpart=DAEHAN) == (f"{MASK}에 문의", 1)
+
+
+@pytest.mark.parametrize(
+    "text", ["대한물산에서 보냈습니다", "대한물산측 답변", "대한물산의 단가", "(대한물산)", "대한물산님"]
+)
+def test_names_inside_compound_words_are_masked(masker, text):
+    """Names glued to particles and suffixes are found: there are no word boundaries in Korean to wait for."""
+    masked, count = masker.mask(text, counterpart=GAON)
+    assert count == 1
+    assert "대한물산" not in masked and MASK in masked
+
+
+def test_every_mention_is_counted(masker):
+    """The count is the number of replaced mentions, aliases included."""
+    masked, count = masker.mask("대한물산과 가온상사, 그리고 다시 대한에게", counterpart=None)
+    assert (masked, count) == (f"{MASK}과 {MASK}, 그리고 다시 {MASK}에게", 3)
+
+
+def test_counterpart_name_is_kept_even_around_another_vendors_shorter_name(masker):
+    """The counterpart `가온상사유통` stays as written although `가온상사` is another vendor; `가온상사` alone is
+    still masked for it."""
+    masked, count = masker.mask("가온상사유통 단가표, 가온상사 단가표", counterpart=GAON_DISTRIBUTION)
+    assert (masked, count) == (f"가온상사유통 단가표, {MASK} 단가표", 1)
+
+
+def test_counterpart_name_wins_over_an_overlapping_shorter_name():
+    """`대한가온` overlaps the counterpart's `가온상사유통` in `대한가온상사유통`: the longer counterpart name wins."""
+    masker = VendorMasker([(2, "가온상사유통"), (7, "대한가온")])
+
+    assert masker.mask("대한가온상사유통", counterpart=GAON_DISTRIBUTION) == ("대한가온상사유통", 0)
+    assert masker.mask("대한가온상사", counterpart=GAON_DISTRIBUTION) == (f"{MASK}상사", 1)
+
+
+def test_another_vendors_longer_name_around_the_counterparts_is_masked(masker):
+    """`대한물산업` is another vendor even though it contains the counterpart's `대한물산`."""
+    assert masker.mask("대한물산업체와 대한물산", counterpart=DAEHAN) == (f"{MASK}체와 대한물산", 1)
+
+
+def test_latin_names_match_in_any_case_and_width(masker):
+    """`ABC 트레이딩` is found as `abc 트레이딩`, `ＡＢＣ트레이딩` and `(주)ABC 트레이딩`."""
+    masked, count = masker.mask("abc 트레이딩 / ＡＢＣ트레이딩 / (주)ABC 트레이딩", counterpart=DAEHAN)
+    assert (masked, count) == (f"{MASK} / {MASK} / {MASK}", 3)
+
+
+def test_one_character_names_are_ignored(masker):
+    """A one-character name would mask ordinary syllables everywhere, so it never matches."""
+    assert masker.mask("한 번 더 확인", counterpart=None) == ("한 번 더 확인", 0)
+
+
+def test_mask_item_masks_title_text_and_extra_and_counts_all(masker):
+    """Title, text and strings inside `extra` are masked; mask_count adds every replacement."""
+    item = EvidenceItem(
+        source_kind="hub",
+        reference="hub:policies:chunk-1",
+        text="가온상사와 대한물산의 반품 기준",
+        score=0.8,
+        workspace="policies",
+        title="가온상사 반품",
+        extra={"entities": ["가온상사", "반품"], "meta": {"writer": "대한물산 담당"}, "rank": 3},
+    )
+
+    masked = masker.mask_item(item, counterpart=DAEHAN)
+
+    assert masked.text == f"{MASK}와 대한물산의 반품 기준"
+    assert masked.title == f"{MASK} 반품"
+    assert masked.extra == {"entities": [MASK, "반품"], "meta": {"writer": "대한물산 담당"}, "rank": 3}
+    assert masked.mask_count == 3
+    assert (masked.reference, masked.score, masked.workspace) == (item.reference, item.score, item.workspace)
+
+
+def test_mask_item_returns_an_untouched_item_as_is(masker):
+    """Nothing to mask: the same item comes back with mask_count unchanged."""
+    item = EvidenceItem(source_kind="faq", reference="faq:1", text="반품은 7일 이내", score=0.9)
+    assert masker.mask_item(item, counterpart=DAEHAN) is item
+
+
+def test_ten_thousand_names_are_masked_in_one_pass():
+    """10,000 vendors (plus aliases) in one automaton: every planted name is found, nothing else is touched."""
+    rng = random.Random(7)
+    syllables = "가나다라마바사아자차카타파하강남동서북산천해솔빛"
+    unique: set[str] = set()
+    while len(unique) < 10_000:
+        unique.add("".join(rng.choice(syllables) for _ in range(rng.randint(3, 6))) + "상사")
+    names = sorted(unique)
+    masker = VendorMasker([(i, name) for i, name in enumerate(names)] + [(0, "공통별칭")])
+    planted = rng.sample(names, 20)
+    text = " 그리고 ".join(f"{name}에서" for name in planted) + " 공통별칭측"
+
+    masked, count = masker.mask(text, counterpart=SimpleNamespace(pk=-1))
+
+    assert count == 21
+    assert masker.pattern_count >= 10_000
+    assert masked == " 그리고 ".join(f"{MASK}에서" for _ in planted) + f" {MASK}측"
+
+
+VOCABULARY = [
+    "가온상사",
+    "가온상사유통",
+    "대한물산",
+    "대한",
+    "대한물산업",
+    "ABC 트레이딩",
+    "대한가온",
+    "단가",
+    "의",
+    " ",
+    "측",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(VOCABULARY), max_size=12))
+def test_no_vendor_name_survives_masking_for_an_unknown_counterpart(pieces):
+    """Property: with no counterpart, the masked text contains no vendor name (of two or more characters)."""
+    masker = VendorMasker(NAMES)
+    masked, _ = masker.mask("".join(pieces), counterpart=None)
+
+    folded = fold(masked)
+    assert not [name for _, name in NAMES for variant in name_variants(name) if variant in folded]
+
+
+@pytest.mark.django_db
+def test_module_mask_uses_the_current_vendors_and_rebuilds_when_they_change():
+    """The process masker is cached by the vendors' names revision and rebuilt after a rename."""
+    counterpart = VendorFactory(code="1001", name="대한물산")
+    other = VendorFactory(code="1002", name="가온상사")
+    first = vendor_masker()
+
+    assert vendor_masker() is first
+    assert mask("가온상사와 대한물산", counterpart=counterpart) == (f"{MASK}와 대한물산", 1)
+
+    other.name = "누리상사"
+    other.aliases = ["누리"]
+    other.save()
+
+    assert vendor_masker() is not first
+    assert mask("가온상사와 누리상사, 누리", counterpart=counterpart) == (f"가온상사와 {MASK}, {MASK}", 2)
+
+
+@pytest.mark.django_db
+def test_inactive_vendors_are_still_masked():
+    """A deactivated vendor's name is still another vendor's name."""
+    counterpart = VendorFactory(code="1001", name="대한물산")
+    VendorFactory(code="1003", name="옛날상회", is_active=False)
+
+    [item] = mask_evidence(
+        [EvidenceItem(source_kind="faq", reference="faq:9", text="옛날상회 사례", score=0.7)], counterpart=counterpart
+    )
+
+    assert (item.text, item.mask_count) == (f"{MASK} 사례", 1)
