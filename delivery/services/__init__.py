@@ -11,6 +11,26 @@ from delivery.services.devices import (
     device_revoke,
     device_touch,
 )
+from delivery.services.send_jobs import (
+    IdempotencyKeyReused,
+    LeaseNotHeld,
+    SendJobError,
+    SendJobStateConflict,
+    SendRequestInvalid,
+    SendStateUnknown,
+    SubmitOutcome,
+    UnknownResolution,
+    send_job_claim,
+    send_job_heartbeat,
+    send_job_lease_check,
+    send_job_progress,
+    send_job_report,
+    send_job_resolve_unknown,
+    send_jobs_expire_leases,
+    send_request_submit,
+    sender_room_set,
+    sender_rooms_report,
+)
 
 __all__ = [
     "DeviceRevoked",
@@ -22,4 +42,25 @@ __all__ = [
     "device_register",
     "device_revoke",
     "device_touch",
+]
+# Send jobs (delivery.services.send_jobs).
+__all__ += [
+    "IdempotencyKeyReused",
+    "LeaseNotHeld",
+    "SendJobError",
+    "SendJobStateConflict",
+    "SendRequestInvalid",
+    "SendStateUnknown",
+    "SubmitOutcome",
+    "UnknownResolution",
+    "send_job_claim",
+    "send_job_heartbeat",
+    "send_job_lease_check",
+    "send_job_progress",
+    "send_job_report",
+    "send_job_resolve_unknown",
+    "send_jobs_expire_leases",
+    "send_request_submit",
+    "sender_room_set",
+    "sender_rooms_report",
 ]

@@ -209,8 +209,11 @@ def device_touch(*, device: Device) -> None:
 
 
 def device_heartbeat(*, device: Device, rooms: list[dict]) -> None:
-    """A device reports that it is alive, with the rooms its local client holds (validated, not stored yet).
+    """A device reports that it is alive, with the rooms its local client holds (a sender serves those rooms).
 
     `rooms` items are `{"room_key": str, "room_name": str}`.
     """
+    from delivery.services.send_jobs import sender_rooms_report
+
     device_touch(device=device)
+    sender_rooms_report(device=device, rooms=rooms)

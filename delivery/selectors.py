@@ -1,0 +1,73 @@
+"""Reads of the delivery app: send jobs, their history, and which sender devices serve which rooms."""
+
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from conversations.models import Question, Room
+from delivery.models import Device, SenderRoom, SendJob, SendJobItem
+from monitoring.models import AuditEvent
+
+
+def send_job_get(*, job_id: int) -> SendJob | None:
+    """The job with its room and items loaded, or None."""
+    return SendJob.objects.select_related("room").prefetch_related("items").filter(pk=job_id).first()
+
+
+def send_job_item_get(*, job: SendJob, index: int) -> SendJobItem | None:
+    return SendJobItem.objects.filter(job=job, index=index).first()
+
+
+def send_jobs_for_question(*, question) -> QuerySet[SendJob]:
+    """The jobs that carry answers to `question`, oldest first."""
+    return SendJob.objects.filter(question=question).order_by("pk")
+
+
+def send_job_history(*, job: SendJob) -> QuerySet[AuditEvent]:
+    """The job's audit rows (`send_job.<state>` transitions), oldest first."""
+    return AuditEvent.objects.filter(target_type=SendJob._meta.label_lower, target_id=str(job.pk)).order_by(
+        "created_at", "id"
+    )
+
+
+def send_jobs_stale(*, states: list[str], changed_before: datetime) -> QuerySet[SendJob]:
+    """Jobs sitting in one of `states` since before `changed_before` (for the stuck-send monitor)."""
+    return SendJob.objects.filter(state__in=states, state_changed_at__lt=changed_before).order_by("pk")
+
+
+def sender_devices_for_room(*, room: Room) -> QuerySet[Device]:
+    """Active sender devices that serve `room`."""
+    return Device.objects.filter(
+        role=Device.Role.SENDER,
+        status=Device.Status.ACTIVE,
+        sender_rooms__room=room,
+        sender_rooms__is_active=True,
+    ).order_by("pk")
+
+
+def rooms_waiting_without_sender() -> QuerySet[Room]:
+    """Rooms with queued jobs that no active sender device serves."""
+    served = SenderRoom.objects.filter(
+        is_active=True, device__role=Device.Role.SENDER, device__status=Device.Status.ACTIVE
+    ).values("room_id")
+    return Room.objects.filter(send_jobs__state=SendJob.State.QUEUED).exclude(pk__in=served).distinct()
+
+
+def device_leases(device: Device) -> QuerySet[SendJob]:
+    """The jobs whose lease `device` holds right now."""
+    return SendJob.objects.filter(lease_holder=device, state__in=SendJob.LEASED_STATES).select_related("room")
+
+
+def device_served_rooms(*, device: Device) -> QuerySet[SenderRoom]:
+    """The device's room links, active or not, with the rooms loaded."""
+    return SenderRoom.objects.filter(device=device).select_related("room").order_by("room__name")
+
+
+def send_request_room_get(*, room_key: str) -> Room | None:
+    """The room a send request names by its stable key (the key the edge devices use)."""
+    return Room.objects.filter(stable_key=room_key).first()
+
+
+def send_request_question_get(*, question_id: int) -> Question | None:
+    """The question a send request answers."""
+    return Question.objects.filter(pk=question_id).first()
