@@ -1,9 +1,21 @@
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
+from django.utils.html import format_html, format_html_join
+from django.utils.timezone import localtime
 
-from delivery.models import Device
-from delivery.services import DeviceRevoked, device_pairing_code_issue, device_register, device_revoke
+from delivery.models import Device, SenderRoom, SendJob, SendJobItem
+from delivery.selectors import send_job_history
+from delivery.services import (
+    DeviceRevoked,
+    SendJobStateConflict,
+    UnknownResolution,
+    device_pairing_code_issue,
+    device_register,
+    device_revoke,
+    send_job_resolve_unknown,
+    sender_room_set,
+)
 
 # --- edge devices ---
 
@@ -80,3 +92,208 @@ class DeviceAdmin(admin.ModelAdmin):
                 continue
             revoked += 1
         self.message_user(request, f"{revoked}대의 기기를 해지했습니다.", messages.SUCCESS)
+
+
+# --- send jobs ---
+# Jobs change only through `delivery.services.send_jobs`: the pages are read-only and the two actions call
+# `send_job_resolve_unknown`. Room links are saved through `sender_room_set`, so staff choices win over reports.
+
+
+class SendJobItemInline(admin.TabularInline):
+    model = SendJobItem
+    fields = ("index", "kind", "text", "name", "size", "sha256")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(SendJob)
+class SendJobAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "room",
+        "state",
+        "attempt",
+        "created_at",
+        "state_changed_at",
+        "lease_holder",
+        "created_by",
+    )
+    list_filter = ("state", ("created_at", admin.DateFieldListFilter), "attempt")
+    list_select_related = ("room", "lease_holder")
+    search_fields = ("=id", "room__name", "room__stable_key", "idempotency_key")
+    date_hierarchy = "created_at"
+    inlines = (SendJobItemInline,)
+    actions = ("resolve_mark_sent", "resolve_requeue")
+    fieldsets = (
+        (None, {"fields": ("room", "question", "state", "reason", "attempt", "created_by", "idempotency_key")}),
+        ("기기", {"fields": ("lease_holder", "lease_expires_at", "claimed_by")}),
+        ("도착 확인", {"fields": ("counts_table",)}),
+        ("시각", {"fields": ("created_at", "claimed_at", "state_changed_at", "finished_at")}),
+        ("상태 이력", {"fields": ("state_history",)}),
+    )
+    readonly_fields = (
+        "room",
+        "question",
+        "state",
+        "reason",
+        "attempt",
+        "created_by",
+        "idempotency_key",
+        "lease_holder",
+        "lease_expires_at",
+        "claimed_by",
+        "counts_table",
+        "created_at",
+        "claimed_at",
+        "state_changed_at",
+        "finished_at",
+        "state_history",
+    )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Jobs are the record of what was sent: never deleted.
+        return False
+
+    def has_resolve_permission(self, request):
+        opts = self.opts
+        return request.user.has_perm(f"{opts.app_label}.{get_permission_codename('change', opts)}")
+
+    @admin.display(description="보낼 수 / 확인된 수 / 재발송 수")
+    def counts_table(self, job):
+        labels = (("texts", "글"), ("photos", "사진"), ("files", "파일"))
+        rows = format_html_join(
+            "",
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    label,
+                    job.expected_counts[key],
+                    job.observed_counts.get(key, "-"),
+                    job.resent_counts.get(key, "-"),
+                )
+                for key, label in labels
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th></th><th>보낼 수</th><th>확인된 수</th><th>재발송 수</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            rows,
+        )
+
+    @admin.display(description="상태 이력")
+    def state_history(self, job):
+        events = send_job_history(job=job)
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{} → {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    localtime(event.created_at).strftime("%Y-%m-%d %H:%M:%S"),
+                    event.data.get("from") or "-",
+                    event.data.get("to") or event.action,
+                    f"{event.get_actor_kind_display()} {event.actor_id}".strip(),
+                    event.data.get("device") or "-",
+                    _history_details(event.data),
+                )
+                for event in events
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>시각</th><th>상태</th><th>주체</th><th>기기</th><th>내용</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            rows,
+        )
+
+    @admin.action(description="발송됨으로 확정", permissions=["resolve"])
+    def resolve_mark_sent(self, request, queryset):
+        self._resolve(request, queryset, UnknownResolution.MARK_SENT, "발송됨으로 확정")
+
+    @admin.action(description="다시 대기열로", permissions=["resolve"])
+    def resolve_requeue(self, request, queryset):
+        self._resolve(request, queryset, UnknownResolution.REQUEUE, "다시 대기열에 넣음")
+
+    def _resolve(self, request, queryset, resolution, done_label):
+        resolved, skipped = 0, []
+        for job in queryset.order_by("pk"):
+            try:
+                send_job_resolve_unknown(
+                    job=job, resolution=resolution, actor=request.user, note="관리자 화면에서 처리"
+                )
+            except SendJobStateConflict:
+                skipped.append(str(job.pk))
+                continue
+            resolved += 1
+        if resolved:
+            self.message_user(request, f"{resolved}건을 {done_label}했습니다.", messages.SUCCESS)
+        if skipped:
+            self.message_user(
+                request,
+                f"상태 불명이 아닌 작업은 건너뛰었습니다: #{', #'.join(skipped)}",
+                messages.WARNING,
+            )
+
+
+_HISTORY_DETAIL_KEYS = (
+    ("reported_outcome", "보고"),
+    ("resolution", "조치"),
+    ("note", "메모"),
+    ("reason", "사유"),
+    ("previous_reason", "이전 사유"),
+    ("observed", "확인"),
+    ("resent", "재발송"),
+    ("attempt", "시도"),
+    ("lease_expired_at", "리스 만료"),
+)
+
+
+def _history_details(data: dict) -> str:
+    return " · ".join(f"{label}: {data[key]}" for key, label in _HISTORY_DETAIL_KEYS if data.get(key) not in (None, ""))
+
+
+@admin.register(SenderRoom)
+class SenderRoomAdmin(admin.ModelAdmin):
+    """Which rooms each sender serves. Staff may add a link or switch one on or off; a staff choice is kept
+    even when the device's later reports say otherwise."""
+
+    list_display = ("device", "room", "source", "is_active", "last_reported_at", "updated_at")
+    list_filter = ("is_active", "source", "device")
+    list_select_related = ("device", "room")
+    search_fields = ("room__name", "room__stable_key", "device__name")
+    raw_id_fields = ("room",)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("device", "room", "is_active")
+        return ("device", "room", "is_active", "source", "last_reported_at", "created_at", "updated_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return ("device", "room", "source", "last_reported_at", "created_at", "updated_at")
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "device":
+            kwargs["queryset"] = Device.objects.filter(role=Device.Role.SENDER).exclude(status=Device.Status.REVOKED)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def has_delete_permission(self, request, obj=None):
+        # Switch a link off instead: a deleted reported link would come back with the next heartbeat.
+        return False
+
+    def save_model(self, request, obj, form, change):
+        link = sender_room_set(device=obj.device, room=obj.room, is_active=obj.is_active, actor=request.user)
+        obj.pk = link.pk
+        obj.refresh_from_db()
