@@ -260,8 +260,13 @@ class SendJobRunner:
         return self._deliver(state)
 
     def _resume(self, state: dict) -> str:
-        logger.warning("job %s found mid-flight: counting the room before anything is sent", state["job_id"])
         try:
+            if state.get("outcome"):
+                # Checked and decided, but the server's answer to the report was lost: the same report again
+                # (the server accepts a repeat of it after the lease ended).
+                logger.warning("job %s: repeating its unacknowledged %s report", state["job_id"], state["outcome"])
+                return self._send_report(state)
+            logger.warning("job %s found mid-flight: counting the room before anything is sent", state["job_id"])
             self.api.job_heartbeat(state["job_id"])
         except LeaseLost:
             return self._abandon(state)
@@ -413,7 +418,13 @@ class SendJobRunner:
             resent[f"{item['kind']}s"] += max(len(item["sends"]) - 1, 0)
         state.update(outcome=outcome, observed=observation.as_counts(), resent=resent, reason=reason)
         self.store.save(state)
-        self.api.job_result(state["job_id"], outcome=outcome, observed=state["observed"], resent=resent, reason=reason)
+        return self._send_report(state)
+
+    def _send_report(self, state: dict) -> str:
+        outcome, reason = state["outcome"], state["reason"]
+        self.api.job_result(
+            state["job_id"], outcome=outcome, observed=state["observed"], resent=state["resent"], reason=reason
+        )
         self.store.close(state, outcome=outcome)
         log = logger.info if outcome == JobOutcome.SENT else logger.error
         log(
@@ -421,7 +432,7 @@ class SendJobRunner:
             state["job_id"],
             outcome,
             state["observed"],
-            resent,
+            state["resent"],
             f" ({reason})" if reason else "",
         )
         return outcome

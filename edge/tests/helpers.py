@@ -14,7 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DROP_CONNECTION = "drop-connection"
+DROP_CONNECTION = "drop-connection"  # close the connection without handling the request
+ANSWER_LOST = "answer-lost"  # handle the request, then close the connection without answering
 
 
 class FakeClock:
@@ -155,6 +156,12 @@ class FakeEdgeServer:
             self.calls.append((method, path, body))
             scripted = self.scripted.get(path)
             response = scripted.pop(0) if scripted else None
+        if response is not None and response.status == ANSWER_LOST:
+            with self._lock:
+                self._route(method, path, body, (request.headers.get("Authorization") or "")[7:])
+            request.close_connection = True
+            request.connection.shutdown(2)
+            return
         if response is not None:
             if response.status == DROP_CONNECTION:
                 request.close_connection = True
@@ -198,6 +205,8 @@ class FakeEdgeServer:
         job = self.jobs.get(int(parts[4]))
         if job is None:
             return 404, {"error": "NOT_FOUND"}
+        if action_is_repeated_report(job, parts, body, self.results):
+            return 200, job.as_json()
         if job.holder != token:
             return 409, {"error": "LEASE_NOT_HELD"}
         action = parts[5]
@@ -260,6 +269,11 @@ class FakeEdgeServer:
         request.send_header("Content-Length", str(len(data)))
         request.end_headers()
         request.wfile.write(data)
+
+
+def action_is_repeated_report(job: FakeJob, parts: list[str], body: dict, results: dict[int, dict]) -> bool:
+    """Like the server: the same result again after the lease ended answers 200 without a change."""
+    return parts[5] == "result" and job.holder is None and results.get(job.id) == body
 
 
 def simulator_command(db_path: Path, flag: str, placeholder: str, faults_path: Path | None = None) -> tuple:

@@ -17,7 +17,7 @@ from edge.errors import ExitCode
 from edge.message_sender import CommandMessageSender
 from edge.sender import SEND_LOG_FILE, JobOutcome, SendJobRunner
 from edge.tests.conftest import OTHER_ROOM_KEY, ROOM_KEY, ROOM_NAME
-from edge.tests.helpers import FakeClock, FakeJob, SimulatedCrash, simulator_command
+from edge.tests.helpers import ANSWER_LOST, FakeClock, FakeJob, SimulatedCrash, simulator_command
 
 TEXT = "안녕하세요. 이번 달 단가는 30,000원입니다."
 
@@ -429,6 +429,23 @@ def test_a_report_lost_to_a_server_error_is_sent_on_the_next_run_without_resendi
     assert second.outcomes == {1: JobOutcome.SENT}
     assert fake_server.results[1]["resent"]["texts"] == 0
     assert _send_count(client_db, "text") == 1
+
+
+def test_a_report_whose_answer_was_lost_is_repeated_and_accepted(fake_server, client_db, make_runner, state_dir):
+    """The server recorded the result but the answer never came: the next run repeats the same report (the
+    server accepts the repeat after the lease ended) instead of calling it a lost lease; nothing is resent."""
+    fake_server.add_job(_job(1, _text(0)))
+    fake_server.fail_next("/api/v1/sender/jobs/1/result", ANSWER_LOST)
+
+    first = make_runner().run_once()
+    assert first.exit_code == ExitCode.UNAVAILABLE
+    assert fake_server.results[1]["outcome"] == "sent"
+
+    second = make_runner().run_once()
+    assert second.outcomes == {1: JobOutcome.SENT}
+    assert _send_count(client_db, "text") == 1
+    (record,) = [json.loads(line) for line in (state_dir / SEND_LOG_FILE).open(encoding="utf-8")]
+    assert record["outcome"] == "sent"
 
 
 def test_content_that_does_not_match_its_sha256_fails_the_job_before_anything_is_sent(
