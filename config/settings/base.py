@@ -206,13 +206,18 @@ FAQ_RERANK_CANDIDATES = env.int("FAQ_RERANK_CANDIDATES", default=20)
 FAQ_TOP_N_FOR_LLM = env.int("FAQ_TOP_N_FOR_LLM", default=5)
 FAQ_SCORE_THRESHOLD_OPENAI = env.float("FAQ_SCORE_THRESHOLD_OPENAI", default=0.55)
 FAQ_RELAXED_SCORE_THRESHOLD_OPENAI = env.float("FAQ_RELAXED_SCORE_THRESHOLD_OPENAI", default=0.50)
-FAQ_SCORE_THRESHOLD_LOCAL = env.float("FAQ_SCORE_THRESHOLD_LOCAL", default=0.45)
-FAQ_RELAXED_SCORE_THRESHOLD_LOCAL = env.float("FAQ_RELAXED_SCORE_THRESHOLD_LOCAL", default=0.38)
+FAQ_SCORE_THRESHOLD_LOCAL = env.float("FAQ_SCORE_THRESHOLD_LOCAL", default=0.40)
+FAQ_RELAXED_SCORE_THRESHOLD_LOCAL = env.float("FAQ_RELAXED_SCORE_THRESHOLD_LOCAL", default=0.35)
 # Reranker confidence (seed: LOW 0.65 / HIGH 0.75) — per reranker, the local one calibrated like the embedder.
 FAQ_LOW_CONFIDENCE_THRESHOLD_HTTP = env.float("FAQ_LOW_CONFIDENCE_THRESHOLD_HTTP", default=0.65)
 FAQ_HIGH_CONFIDENCE_THRESHOLD_HTTP = env.float("FAQ_HIGH_CONFIDENCE_THRESHOLD_HTTP", default=0.75)
 FAQ_LOW_CONFIDENCE_THRESHOLD_LOCAL = env.float("FAQ_LOW_CONFIDENCE_THRESHOLD_LOCAL", default=0.65)
 FAQ_HIGH_CONFIDENCE_THRESHOLD_LOCAL = env.float("FAQ_HIGH_CONFIDENCE_THRESHOLD_LOCAL", default=0.75)
+# Rerank floor: candidates under it are dropped even after passing the dense threshold. 0 for an HTTP reranker
+# keeps the seed exactly; the local embedder's dense scores of unrelated questions overlap related ones, so the
+# local reranker needs one (calibrated in docs/knowledge.md).
+FAQ_RERANK_FLOOR_HTTP = env.float("FAQ_RERANK_FLOOR_HTTP", default=0.0)
+FAQ_RERANK_FLOOR_LOCAL = env.float("FAQ_RERANK_FLOOR_LOCAL", default=0.2)
 FAQ_HYBRID_SEARCH = env.bool("FAQ_HYBRID_SEARCH", default=True)
 FAQ_KEYWORD_RETRY_LIMIT = env.int("FAQ_KEYWORD_RETRY_LIMIT", default=3)
 FAQ_KEYWORD_RETRY_MIN_CHARS = env.int("FAQ_KEYWORD_RETRY_MIN_CHARS", default=2)

@@ -1,0 +1,298 @@
+"""FAQ retrieval in the shape of seed 001, and the reads the admin uses.
+
+    embed the query → dense search (threshold) → one relaxed retry when empty → (+ sparse candidates, RRF)
+    → rerank "질문: q\\n답변: a" passages → top N
+    nothing? → guarded keyword retry (substring search, at most 3) accepted only when the reranker agrees
+
+A sparse-only or keyword candidate has not passed the dense threshold, so it is kept only when its rerank score
+clears the reranker's low-confidence threshold; dense candidates are ordered by the reranker, as in the seed.
+"""
+
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import Count, Q
+
+from agent.knowledge.embeddings import embedder_get, normalise_text, search_terms, sparse_vector
+from agent.knowledge.faq_index import PASSAGE, faq_index_dense_search, faq_index_sparse_search, faq_index_sync
+from agent.knowledge.rerank import RerankError, passage_text, reranker_get
+from agent.knowledge.types import EvidenceItem
+from agent.models import FaqEntry
+
+logger = logging.getLogger(__name__)
+
+_RRF_K = 60  # the usual reciprocal-rank-fusion constant: rank matters, raw scores of the two lists do not mix
+
+
+@dataclass
+class FaqSearchTrace:
+    """What each stage did, for the audit trail of an answer and for the benchmark's split by stage."""
+
+    query: str
+    dense_threshold: float = 0.0
+    relaxed_threshold: float = 0.0
+    dense_hits: int = 0
+    relaxed_retry: bool = False
+    relaxed_hits: int = 0
+    sparse_hits: int = 0
+    candidates: int = 0
+    reranker: str = ""
+    rerank_failed: bool = False
+    low_confidence_threshold: float = 0.0
+    keyword_retry: str = ""  # "" not needed, "blocked:<reason>", "no_match", "rejected", "accepted"
+    keyword_hits: int = 0
+    returned: int = 0
+    top_score: float | None = None
+    timings_ms: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _Candidate:
+    faq_id: int
+    question: str
+    answer: str
+    category: str
+    url: str
+    stage: str  # "dense" | "relaxed" | "sparse" | "keyword"
+    dense_score: float | None = None
+    question_vector: list | None = None
+    passage_vector: list | None = None
+    fused: float = 0.0
+    rerank_score: float = 0.0
+
+
+@contextmanager
+def _timed(trace: FaqSearchTrace, stage: str):
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        trace.timings_ms[stage] = trace.timings_ms.get(stage, 0.0) + (time.perf_counter() - started) * 1000
+
+
+def faq_search(query: str, *, limit: int | None = None) -> list[EvidenceItem]:
+    """Evidence items from the FAQ store, best first (score = rerank score)."""
+    return faq_search_traced(query, limit=limit)[0]
+
+
+def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[EvidenceItem], FaqSearchTrace]:
+    query = (query or "").strip()
+    limit = limit or settings.FAQ_TOP_N_FOR_LLM
+    trace = FaqSearchTrace(query=query)
+    if not normalise_text(query):
+        trace.keyword_retry = "blocked:empty"
+        return [], trace
+
+    with _timed(trace, "sync"):
+        faq_index_sync()
+    embedder = embedder_get()
+    thresholds = embedder.score_thresholds()
+    reranker = reranker_get()
+    confidence = reranker.confidence_thresholds()
+    trace.dense_threshold, trace.relaxed_threshold = thresholds.search, thresholds.relaxed
+    trace.reranker, trace.low_confidence_threshold = reranker.name, confidence.low
+
+    with _timed(trace, "embed"):
+        query_vector = embedder.embed_queries([query])[0]
+    with _timed(trace, "dense"):
+        hits = faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=thresholds.search)
+        trace.dense_hits = len(hits)
+        stage = "dense"
+        if not hits:
+            trace.relaxed_retry, stage = True, "relaxed"
+            hits = faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=thresholds.relaxed)
+            trace.relaxed_hits = len(hits)
+    candidates = {hit.payload["faq_id"]: _candidate(hit, stage, dense_score=hit.score) for hit in hits}
+    _fuse(candidates, [hit.payload["faq_id"] for hit in hits])
+
+    if settings.FAQ_HYBRID_SEARCH:
+        with _timed(trace, "sparse"):
+            sparse_hits = faq_index_sparse_search(sparse_vector(query), limit=settings.FAQ_TOP_K)
+        trace.sparse_hits = len(sparse_hits)
+        for hit in sparse_hits:
+            candidates.setdefault(hit.payload["faq_id"], _candidate(hit, "sparse"))
+        _fuse(candidates, [hit.payload["faq_id"] for hit in sparse_hits])
+
+    shortlist = sorted(candidates.values(), key=lambda candidate: -candidate.fused)[: settings.FAQ_RERANK_CANDIDATES]
+    trace.candidates = len(shortlist)
+    with _timed(trace, "rerank"):
+        accepted = _rerank_and_accept(query, query_vector, shortlist, reranker, confidence, trace)
+
+    if not accepted:
+        with _timed(trace, "keyword"):
+            accepted = _keyword_retry(query, query_vector, reranker, confidence.low, trace)
+
+    accepted.sort(key=lambda candidate: -candidate.rerank_score)
+    items = [_evidence(candidate, confidence) for candidate in accepted[:limit]]
+    trace.returned = len(items)
+    trace.top_score = items[0].score if items else None
+    return items, trace
+
+
+def _candidate(hit, stage: str, *, dense_score: float | None = None) -> _Candidate:
+    payload, vectors = hit.payload, hit.vector or {}
+    return _Candidate(
+        faq_id=payload["faq_id"],
+        question=payload["question"],
+        answer=payload["answer"],
+        category=payload.get("category", ""),
+        url=payload.get("url", ""),
+        stage=stage,
+        dense_score=dense_score,
+        question_vector=vectors.get("dense"),
+        passage_vector=vectors.get(PASSAGE),
+    )
+
+
+def _fuse(candidates: dict[int, _Candidate], ranked_ids: list[int]) -> None:
+    for rank, faq_id in enumerate(ranked_ids):
+        candidates[faq_id].fused += 1.0 / (_RRF_K + rank + 1)
+
+
+def _rerank(query, query_vector, candidates: list[_Candidate], reranker, trace) -> None:
+    """Set each candidate's rerank score; when the reranker fails, fall back to the dense score."""
+    if not candidates:
+        return
+    passages = [passage_text(candidate.question, candidate.answer) for candidate in candidates]
+    vectors = {"query_vector": query_vector}
+    if all(candidate.passage_vector is not None for candidate in candidates):
+        vectors["question_vectors"] = [candidate.question_vector for candidate in candidates]
+        vectors["passage_vectors"] = [candidate.passage_vector for candidate in candidates]
+    try:
+        scores = reranker.rerank(query, passages, **vectors)
+    except RerankError as error:
+        logger.warning("FAQ rerank failed, keeping the retrieval order: %s", error)
+        trace.rerank_failed = True
+        scores = [candidate.dense_score or 0.0 for candidate in candidates]
+    for candidate, score in zip(candidates, scores, strict=True):
+        candidate.rerank_score = float(score)
+
+
+def _rerank_and_accept(query, query_vector, shortlist, reranker, confidence, trace) -> list[_Candidate]:
+    _rerank(query, query_vector, shortlist, reranker, trace)
+    if trace.rerank_failed:
+        return [candidate for candidate in shortlist if candidate.stage != "sparse"]
+    return [
+        candidate
+        for candidate in shortlist
+        if candidate.rerank_score >= confidence.floor
+        and (candidate.stage != "sparse" or candidate.rerank_score >= confidence.low)
+    ]
+
+
+def keyword_retry_block_reason(query: str) -> str:
+    """Why the keyword retry must not run for this query ("" when it may): too short, or only over-broad words."""
+    terms = search_terms(query)
+    if len("".join(terms)) < settings.FAQ_KEYWORD_RETRY_MIN_CHARS:
+        return "too_short"
+    blocked = set(settings.FAQ_KEYWORD_RETRY_BLOCKLIST)
+    if not [term for term in terms if term not in blocked]:
+        return "over_broad"
+    return ""
+
+
+def _keyword_retry(query, query_vector, reranker, low, trace) -> list[_Candidate]:
+    reason = keyword_retry_block_reason(query)
+    if reason:
+        trace.keyword_retry = f"blocked:{reason}"
+        return []
+    blocked = set(settings.FAQ_KEYWORD_RETRY_BLOCKLIST)
+    terms = sorted(
+        {term for term in search_terms(query) if term not in blocked and len(term) >= 2}, key=len, reverse=True
+    )
+    matches = faq_keyword_matches(terms, limit=settings.FAQ_KEYWORD_RETRY_LIMIT)
+    trace.keyword_hits = len(matches)
+    if not matches:
+        trace.keyword_retry = "no_match"
+        return []
+    candidates = [
+        _Candidate(
+            faq_id=entry.pk,
+            question=entry.question,
+            answer=entry.answer,
+            category=entry.category,
+            url=entry.url,
+            stage="keyword",
+        )
+        for entry in matches
+    ]
+    _rerank(query, query_vector, candidates, reranker, trace)
+    if trace.rerank_failed or max(candidate.rerank_score for candidate in candidates) < low:
+        trace.keyword_retry = "rejected"
+        return []
+    trace.keyword_retry = "accepted"
+    return [candidate for candidate in candidates if candidate.rerank_score >= low]
+
+
+def faq_keyword_matches(terms: list[str], *, limit: int, field: str = "both") -> list[FaqEntry]:
+    """Active entries containing any of the terms (substring, so particles do not defeat it), the entries
+    matching most terms first, question matches before answer matches."""
+    if not terms:
+        return []
+    condition = Q()
+    for term in terms:
+        if field in ("question", "both"):
+            condition |= Q(question__icontains=term)
+        if field in ("answer", "both"):
+            condition |= Q(answer__icontains=term)
+    rows = list(FaqEntry.objects.filter(condition, status=FaqEntry.Status.ACTIVE).order_by("-source_created_at")[:200])
+
+    def strength(entry: FaqEntry) -> tuple:
+        in_question = sum(term in entry.question.lower() for term in terms)
+        in_answer = sum(term in entry.answer.lower() for term in terms)
+        return (-(in_question + in_answer), -in_question)
+
+    return sorted(rows, key=strength)[:limit]
+
+
+def _evidence(candidate: _Candidate, confidence) -> EvidenceItem:
+    score = round(candidate.rerank_score, 4)
+    level = "high" if score >= confidence.high else "medium" if score >= confidence.low else "low"
+    return EvidenceItem(
+        source_kind="faq",
+        reference=f"faq:{candidate.faq_id}",
+        text=passage_text(candidate.question, candidate.answer),
+        score=score,
+        title=candidate.question,
+        url=candidate.url,
+        extra={
+            "stage": candidate.stage,
+            "dense_score": None if candidate.dense_score is None else round(candidate.dense_score, 4),
+            "category": candidate.category,
+            "confidence": level,
+        },
+    )
+
+
+# --- reads for the admin ------------------------------------------------------------------------------------
+
+
+def faq_keyword_search(query: str, *, field: str = "both", limit: int = 50) -> list[FaqEntry]:
+    """Admin keyword search: the whole phrase as a substring of the question, the answer or either."""
+    query = (query or "").strip()
+    if not query:
+        return []
+    condition = Q()
+    if field in ("question", "both"):
+        condition |= Q(question__icontains=query)
+    if field in ("answer", "both"):
+        condition |= Q(answer__icontains=query)
+    return list(
+        FaqEntry.objects.filter(condition, status=FaqEntry.Status.ACTIVE).order_by("-source_created_at")[:limit]
+    )
+
+
+def faq_category_counts() -> list[dict]:
+    """Active entries per category, largest first."""
+    return list(
+        FaqEntry.objects.filter(status=FaqEntry.Status.ACTIVE)
+        .values("category")
+        .annotate(count=Count("id"))
+        .order_by("-count", "category")
+    )
