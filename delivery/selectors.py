@@ -1,11 +1,9 @@
 """Reads of the delivery app: send jobs, their history, and which sender devices serve which rooms."""
 
-from datetime import datetime
-
 from django.db.models import QuerySet
 
 from conversations.models import Question, Room
-from delivery.models import Device, SenderRoom, SendJob, SendJobItem
+from delivery.models import Device, SendJob, SendJobItem
 from monitoring.models import AuditEvent
 
 
@@ -30,11 +28,6 @@ def send_job_history(*, job: SendJob) -> QuerySet[AuditEvent]:
     )
 
 
-def send_jobs_stale(*, states: list[str], changed_before: datetime) -> QuerySet[SendJob]:
-    """Jobs sitting in one of `states` since before `changed_before` (for the stuck-send monitor)."""
-    return SendJob.objects.filter(state__in=states, state_changed_at__lt=changed_before).order_by("pk")
-
-
 def sender_devices_for_room(*, room: Room) -> QuerySet[Device]:
     """Active sender devices that serve `room`."""
     return Device.objects.filter(
@@ -45,22 +38,9 @@ def sender_devices_for_room(*, room: Room) -> QuerySet[Device]:
     ).order_by("pk")
 
 
-def rooms_waiting_without_sender() -> QuerySet[Room]:
-    """Rooms with queued jobs that no active sender device serves."""
-    served = SenderRoom.objects.filter(
-        is_active=True, device__role=Device.Role.SENDER, device__status=Device.Status.ACTIVE
-    ).values("room_id")
-    return Room.objects.filter(send_jobs__state=SendJob.State.QUEUED).exclude(pk__in=served).distinct()
-
-
 def device_leases(device: Device) -> QuerySet[SendJob]:
     """The jobs whose lease `device` holds right now."""
     return SendJob.objects.filter(lease_holder=device, state__in=SendJob.LEASED_STATES).select_related("room")
-
-
-def device_served_rooms(*, device: Device) -> QuerySet[SenderRoom]:
-    """The device's room links, active or not, with the rooms loaded."""
-    return SenderRoom.objects.filter(device=device).select_related("room").order_by("room__name")
 
 
 def send_request_room_get(*, room_key: str) -> Room | None:

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from conversations.models import Room
@@ -55,6 +56,7 @@ IDEMPOTENCY_KEY_MAX_LENGTH = 200
 NAME_MAX_LENGTH = 200
 NOTE_MAX_LENGTH = 500
 LEASE_SWEEP_ACTOR = "lease_sweep"
+REPORT_RESOLUTION = timedelta(minutes=1)
 
 # Leading bytes of the image formats a KakaoTalk client sends as a photo.
 _IMAGE_SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"BM")
@@ -454,7 +456,12 @@ def send_job_report(
                 "reason": recorded_reason,
                 "finished_at": now if to_state != State.UNKNOWN else None,
             },
-            data={"reported_outcome": outcome, "observed": observed, "resent": resent, "reason": reason[:500]},
+            data={
+                "reported_outcome": outcome,
+                "observed": observed,
+                "resent": resent,
+                "reason": reason[:NOTE_MAX_LENGTH],
+            },
         )
         if to_state == State.UNKNOWN:
             _alert_unknown_on_commit(locked)
@@ -533,7 +540,10 @@ def sender_rooms_report(*, device: Device, rooms: list[dict]) -> None:
             for room_id, link in links.items()
             if room_id not in reported_ids and link.source == SenderRoom.Source.REPORTED and link.is_active
         }
-        SenderRoom.objects.filter(device=device, room_id__in=reported_ids).update(last_reported_at=now)
+        # A liveness mark, not a log: refresh it at most once per REPORT_RESOLUTION, not on every heartbeat.
+        SenderRoom.objects.filter(device=device, room_id__in=reported_ids).filter(
+            Q(last_reported_at__isnull=True) | Q(last_reported_at__lt=now - REPORT_RESOLUTION)
+        ).update(last_reported_at=now)
         SenderRoom.objects.filter(device=device, room_id__in=reactivated_ids).update(is_active=True)
         SenderRoom.objects.filter(device=device, room_id__in=dropped_ids).update(is_active=False)
         if added_ids or reactivated_ids or dropped_ids:
@@ -634,7 +644,7 @@ def send_job_resolve_unknown(*, job: SendJob, resolution: str, actor, note: str 
                 to=State.SENT,
                 actor=actor,
                 changes={"finished_at": timezone.now(), "reason": note},
-                data={"resolution": resolution.value, "note": note},
+                data={"resolution": resolution.value, "note": note, "previous_reason": locked.reason},
             )
         else:
             _job_requeue(

@@ -328,7 +328,7 @@ class TestNoSenderAlert:
             _submit(room, staff)
 
         assert _live_alerts(Alert.Kind.SEND_NO_SENDER).count() == 1
-        assert list(selectors.rooms_waiting_without_sender()) == [room]
+        assert list(selectors.sender_devices_for_room(room=room)) == []
 
     def test_staff_turning_off_the_last_sender_raises_the_alert(
         self, room, staff, sender, django_capture_on_commit_callbacks
@@ -741,6 +741,20 @@ class TestSenderRooms:
         assert SenderRoom.objects.get(device=device, room=other).is_active
         sender_rooms_report(device=device, rooms=[{"room_key": room.stable_key}])
         assert SenderRoom.objects.get(device=device, room=room).is_active
+
+    def test_the_report_time_is_refreshed_at_most_once_a_minute(self, room, sender):
+        """Heartbeats come often; the link's `last_reported_at` is a liveness mark written once per minute."""
+        link = SenderRoom.objects.get(device=sender, room=room)
+        first = link.last_reported_at
+
+        sender_rooms_report(device=sender, rooms=[{"room_key": room.stable_key}])
+        link.refresh_from_db()
+        assert link.last_reported_at == first
+
+        SenderRoom.objects.filter(pk=link.pk).update(last_reported_at=first - timedelta(minutes=2))
+        sender_rooms_report(device=sender, rooms=[{"room_key": room.stable_key}])
+        link.refresh_from_db()
+        assert link.last_reported_at > first
 
     def test_an_empty_report_changes_nothing(self, room, sender):
         sender_rooms_report(device=sender, rooms=[])
