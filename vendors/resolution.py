@@ -53,7 +53,7 @@ _ROOM_ID = re.compile(r"\s*\(\s*([0-9]+)\s*\)(.*)", re.DOTALL)
 _MIN_CONTAINED_LENGTH = 2
 # Added to the upper bounds so float rounding in partial_ratio can never put an exact score above its bound.
 _BOUND_SLACK = 1e-9
-_SCORE_BATCH = 64
+_FIRST_SCORE_BATCH = 64
 # Whitespace never survives normalisation, so it can separate names in one searchable string.
 _NAME_SEPARATOR = "\n"
 
@@ -120,6 +120,7 @@ class VendorIndex:
         self._position_by_code = {code: position for position, code in enumerate(self._codes)}
 
         self._name_vendor = [position for position, _ in names]
+        self._name_vendor_array = np.array(self._name_vendor, dtype=np.intp)
         normalised = [name for _, name in names]
         jamo = [unicodedata.normalize("NFD", name) for name in normalised]
         self._alphabet = _Alphabet("".join(jamo))
@@ -152,7 +153,8 @@ class VendorIndex:
         """From (code, name, aliases) rows. Names that normalise to nothing are left out."""
         vendors: list[tuple[str, str]] = []
         names: list[tuple[int, str]] = []
-        for code, name, aliases in rows:
+        # Positions in code order: the candidates' tie-break by code relies on it.
+        for code, name, aliases in sorted(rows, key=lambda row: str(row[0])):
             position = len(vendors)
             vendors.append((str(code), name))
             seen = set()
@@ -229,7 +231,9 @@ class _BestFirstScorer:
     def __init__(self, index: VendorIndex, query: str):
         self._index = index
         self._query = unicodedata.normalize("NFD", query).translate(index._alphabet)
-        self._vendor_scores: dict[int, float] = {}
+        # Best exact score per vendor position so far; -1 until one of its names is scored.
+        self._vendor_best = np.full(len(index), -1.0)
+        self._batch_size = _FIRST_SCORE_BATCH
         if not query or not index._name_jamo:
             self._pending = np.zeros(0)
             self._pending_count = 0
@@ -243,18 +247,18 @@ class _BestFirstScorer:
 
     def _next_bound(self) -> float:
         """No unscored name can score above this."""
-        return float(self._pending.max()) if self._pending.size else 0.0
+        return float(self._pending.max()) if self._pending_count else 0.0
 
     def _score_next_batch(self) -> None:
-        size = min(_SCORE_BATCH, self._pending_count)
+        """Score the unscored names with the highest bounds; batches double, so long tails take few rounds."""
+        size = min(self._batch_size, self._pending_count)
         batch = np.argpartition(-self._pending, size - 1)[:size]
-        for i in batch.tolist():
-            score = fuzz.partial_ratio(self._query, self._index._name_jamo[i]) / 100
-            position = self._index._name_vendor[i]
-            if score > self._vendor_scores.get(position, -1.0):
-                self._vendor_scores[position] = score
+        texts = [self._index._name_jamo[i] for i in batch.tolist()]
+        scores = process.cdist([self._query], texts, scorer=fuzz.partial_ratio, dtype=np.float64, workers=1)[0] / 100
+        np.maximum.at(self._vendor_best, self._index._name_vendor_array[batch], scores)
         self._pending[batch] = 0.0
         self._pending_count -= size
+        self._batch_size *= 2
 
     def vendor_score(self, position: int) -> float:
         """A vendor's exact score (best over its names); also counts towards the candidates."""
@@ -262,15 +266,15 @@ class _BestFirstScorer:
         if self._pending.size:
             for i in self._index._names_of_vendor[position]:
                 best = max(best, fuzz.partial_ratio(self._query, self._index._name_jamo[i]) / 100)
-        self._vendor_scores[position] = best
+        self._vendor_best[position] = best
         return best
 
     def has_rival(self, position: int, *, at_least: float, above: float) -> bool:
         """Does a vendor other than `position` score >= `at_least` and strictly more than `above`?"""
         while True:
-            for other, score in self._vendor_scores.items():
-                if other != position and score >= at_least and score > above:
-                    return True
+            rivals = np.flatnonzero((self._vendor_best >= at_least) & (self._vendor_best > above))
+            if rivals.size > 1 or (rivals.size == 1 and rivals[0] != position):
+                return True
             bound = self._next_bound()
             if bound < at_least or bound <= above:
                 return False
@@ -280,12 +284,10 @@ class _BestFirstScorer:
         """The `limit` best vendors with a score above 0, best first, ties by code."""
         if limit <= 0:
             return []
-        while True:
-            ranked = sorted(
-                ((p, s) for p, s in self._vendor_scores.items() if s > 0),
-                key=lambda item: (-item[1], self._index._codes[item[0]]),
-            )
-            bound = self._next_bound()
-            if bound <= 0 or (len(ranked) >= limit and ranked[limit - 1][1] > bound):
-                return ranked[:limit]
+        # Done once `limit` vendors score above every unscored name's bound (their order is then final).
+        while self._pending_count and np.count_nonzero(self._vendor_best > self._next_bound()) < limit:
             self._score_next_batch()
+        scored = np.flatnonzero(self._vendor_best > 0)
+        # Positions follow code order, so the secondary key breaks ties by code.
+        ranked = scored[np.lexsort((scored, -self._vendor_best[scored]))][:limit]
+        return [(position, float(self._vendor_best[position])) for position in ranked.tolist()]
