@@ -1,0 +1,104 @@
+from django.contrib import admin, messages
+from django.utils.html import format_html_join
+
+from config.admin import ReadOnlyAdmin
+from conversations.models import Message, Question, Room, UploadBatch
+from conversations.services import room_kind_set
+from vendors.admin_actions import rooms_re_resolve
+
+
+@admin.register(Room)
+class RoomAdmin(ReadOnlyAdmin):
+    list_display = ("name", "kind", "resolution_status", "vendor", "resolution_reason", "resend_dropped_count")
+    list_filter = ("resolution_status", "kind", "resolution_reason")
+    search_fields = ("name", "stable_key", "vendor__name", "vendor__code")
+    readonly_fields = (
+        "stable_key",
+        "name",
+        "kind",
+        "resolution_status",
+        "vendor",
+        "resolution_reason",
+        "candidates_table",
+        "resolved_name",
+        "resolved_at",
+        "resend_dropped_count",
+        "created_at",
+        "updated_at",
+    )
+    exclude = ("resolution_candidates",)
+    actions = ["re_resolve", "mark_internal", "mark_external"]
+
+    @admin.display(description="후보 (점수)")
+    def candidates_table(self, room):
+        if not room.resolution_candidates:
+            return "-"
+        return format_html_join(
+            "",
+            "<div>({}) {} — {}</div>",
+            ((c["code"], c["name"], c["score"]) for c in room.resolution_candidates),
+        )
+
+    @admin.action(description="벤더 다시 매칭")
+    def re_resolve(self, request, queryset):
+        rooms_re_resolve(self, request, queryset)
+
+    @admin.action(description="내부(직원 전용) 방으로 지정")
+    def mark_internal(self, request, queryset):
+        self._set_kind(request, queryset, Room.Kind.INTERNAL)
+
+    @admin.action(description="외부(벤더) 방으로 지정")
+    def mark_external(self, request, queryset):
+        self._set_kind(request, queryset, Room.Kind.EXTERNAL)
+
+    def _set_kind(self, request, queryset, kind):
+        for room in queryset:
+            room_kind_set(room=room, kind=kind, actor=request.user)
+        self.message_user(
+            request, f"{queryset.count()}개 방을 '{Room.Kind(kind).label}'(으)로 지정했습니다.", messages.SUCCESS
+        )
+
+    def has_change_permission(self, request, obj=None):
+        # Actions need change permission; every field stays read-only.
+        return request.user.is_staff
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ("sent_at", "room", "sender_name", "short_text", "sent_by_me", "is_tagged", "unread_count")
+    list_filter = ("is_tagged", "sent_by_me", "room")
+    search_fields = ("text", "sender_name", "room__name")
+    list_select_related = ("room",)
+    date_hierarchy = "sent_at"
+
+    @admin.display(description="내용")
+    def short_text(self, message):
+        return message.text[:80]
+
+
+@admin.register(UploadBatch)
+class UploadBatchAdmin(ReadOnlyAdmin):
+    list_display = (
+        "batch_id",
+        "device",
+        "received_at",
+        "message_count",
+        "stored_count",
+        "resend_count",
+        "duplicate_count",
+        "question_count",
+    )
+    list_filter = ("device",)
+    search_fields = ("batch_id",)
+
+
+@admin.register(Question)
+class QuestionAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "room", "vendor", "short_text", "status", "outcome_reason")
+    list_filter = ("status", "room__resolution_status")
+    search_fields = ("text", "room__name", "vendor__name")
+    list_select_related = ("room", "vendor")
+
+    @admin.display(description="질문")
+    def short_text(self, question):
+        return question.text[:80]
