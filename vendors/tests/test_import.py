@@ -3,9 +3,11 @@
 import io
 
 import pytest
+from django.conf import settings
 
 from monitoring.models import AuditEvent
 from vendors.models import Vendor
+from vendors.selectors import room_name_resolve
 from vendors.services import VendorImportRefused, vendors_import_csv
 from vendors.tests.factories import VendorFactory
 
@@ -127,3 +129,22 @@ def test_file_objects_are_accepted():
     report_text = vendors_import_csv(io.StringIO("code,name,aliases\n1002,가온상사,\n"))
 
     assert (report.created, report_text.created) == (1, 1)
+
+
+def test_demo_vendor_file_imports_cleanly_and_shows_each_rule():
+    """demo/data/vendors.csv loads without errors and holds the pairs the demo relies on."""
+    report = vendors_import_csv(settings.BASE_DIR / "demo" / "data" / "vendors.csv")
+
+    assert (report.created, report.errors) == (30, [])
+    outcomes = {
+        room: (r.status, r.reason, r.vendor_code)
+        for room in ["(1001) 대한물산", "(1003) 가온상사", "가온", "한빛유통서비스 발주방", "대한물산 본사 발주방"]
+        for r in [room_name_resolve(room)]
+    }
+    assert outcomes == {
+        "(1001) 대한물산": ("matched", "id", "1001"),
+        "(1003) 가온상사": ("blocked", "id_typo", None),
+        "가온": ("unresolved", "ambiguous", None),
+        "한빛유통서비스 발주방": ("unresolved", "ambiguous", None),
+        "대한물산 본사 발주방": ("matched", "containment", "1001"),
+    }
