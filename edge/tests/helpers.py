@@ -43,6 +43,28 @@ class SimulatedCrash(BaseException):
     """Stands for the process dying (kill -9, power loss): nothing in the edge code may catch it."""
 
 
+class CrashingSender:
+    """Wraps the real sender and 'kills the process' around the Nth send."""
+
+    def __init__(self, inner, *, crash_after=None, crash_before=None):
+        self.inner, self.crash_after, self.crash_before, self.sends = inner, crash_after, crash_before, 0
+
+    def _around(self, call):
+        self.sends += 1
+        if self.sends == self.crash_before:
+            raise SimulatedCrash("killed after the attempt was persisted, before the command ran")
+        result = call()
+        if self.sends == self.crash_after:
+            raise SimulatedCrash("killed after the command, before anything else")
+        return result
+
+    def send_text(self, **kwargs):
+        return self._around(lambda: self.inner.send_text(**kwargs))
+
+    def send_attachment(self, **kwargs):
+        return self._around(lambda: self.inner.send_attachment(**kwargs))
+
+
 @dataclass
 class ScriptedResponse:
     status: int | str  # or DROP_CONNECTION

@@ -17,7 +17,7 @@ from edge.errors import ExitCode
 from edge.message_sender import CommandMessageSender
 from edge.sender import SEND_LOG_FILE, JobOutcome, SendJobRunner
 from edge.tests.conftest import OTHER_ROOM_KEY, ROOM_KEY, ROOM_NAME
-from edge.tests.helpers import ANSWER_LOST, FakeClock, FakeJob, SimulatedCrash, simulator_command
+from edge.tests.helpers import ANSWER_LOST, CrashingSender, FakeClock, FakeJob, SimulatedCrash, simulator_command
 
 TEXT = "안녕하세요. 이번 달 단가는 30,000원입니다."
 
@@ -89,28 +89,6 @@ def _send_count(client_db, kind):
     with simulator.connect(client_db) as connection:
         row = connection.execute("SELECT value FROM sim_counters WHERE name = ?", (kind,)).fetchone()
     return row[0] if row else 0
-
-
-class _CrashingSender:
-    """Wraps the real sender and 'kills the process' around the Nth send."""
-
-    def __init__(self, inner, *, crash_after=None, crash_before=None):
-        self.inner, self.crash_after, self.crash_before, self.sends = inner, crash_after, crash_before, 0
-
-    def _around(self, call):
-        self.sends += 1
-        if self.sends == self.crash_before:
-            raise SimulatedCrash("killed after the attempt was persisted, before the command ran")
-        result = call()
-        if self.sends == self.crash_after:
-            raise SimulatedCrash("killed after the command, before anything else")
-        return result
-
-    def send_text(self, **kwargs):
-        return self._around(lambda: self.inner.send_text(**kwargs))
-
-    def send_attachment(self, **kwargs):
-        return self._around(lambda: self.inner.send_attachment(**kwargs))
 
 
 def test_a_delivered_job_is_reported_sent_with_observed_counts(fake_server, client_db, make_runner):
@@ -319,7 +297,7 @@ def test_a_crash_between_send_and_report_is_verified_by_counting_not_resent(
     """The process dies right after the photo command; on restart the room is counted, nothing is sent again."""
     fake_server.add_job(_job(1, _text(0), _photo(1)))
     first = make_runner()
-    first.sender = _CrashingSender(first.sender, crash_after=2)
+    first.sender = CrashingSender(first.sender, crash_after=2)
     with pytest.raises(SimulatedCrash):
         first.run_once()
     assert 1 not in fake_server.results
@@ -339,7 +317,7 @@ def test_a_crash_after_persisting_an_attempt_waits_and_counts_before_sending(
     """Killed before the command ran: the restart does not send at once; only after the wait shows nothing."""
     fake_server.add_job(_job(1, _text(0)))
     first = make_runner()
-    first.sender = _CrashingSender(first.sender, crash_before=1)
+    first.sender = CrashingSender(first.sender, crash_before=1)
     with pytest.raises(SimulatedCrash):
         first.run_once()
     crashed_at = sim_clock.now()
@@ -361,7 +339,7 @@ def test_a_crash_with_a_late_photo_on_the_way_waits_out_the_grace_instead_of_res
     faults_file(delay={"photo": {"1": 50}})
     fake_server.add_job(_job(1, _photo(0)))
     first = make_runner()
-    first.sender = _CrashingSender(first.sender, crash_after=1)
+    first.sender = CrashingSender(first.sender, crash_after=1)
     with pytest.raises(SimulatedCrash):
         first.run_once()
 
@@ -379,7 +357,7 @@ def test_a_job_whose_lease_was_lost_during_the_crash_is_not_touched(
     faults_file(drop={"text": [1]})
     fake_server.add_job(_job(1, _text(0)))
     first = make_runner()
-    first.sender = _CrashingSender(first.sender, crash_after=1)
+    first.sender = CrashingSender(first.sender, crash_after=1)
     with pytest.raises(SimulatedCrash):
         first.run_once()
     fake_server.take_lease_away(1)
