@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 api_v1 = [
     path("", include("delivery.api.urls")),
     path("", include("conversations.api.urls")),
+    path("", include("agent.api.urls")),
 ]
 
 urlpatterns = [
