@@ -1,0 +1,336 @@
+"""The local deterministic answerer: it searches first, then repeats only relevant evidence sentences."""
+
+import json
+
+import pytest
+
+from agent.llm import LlmReply, ToolSpec, tool_result_message
+from agent.llm.local import ANSWER_CLOSING, ANSWER_OPENING, LocalAnswerer, relevant_sentences
+from agent.llm.prompts import (
+    FINALIZE_IF_EMPTY,
+    answer_system_prompt,
+    question_message,
+    rewrite_messages,
+    violation_feedback_message,
+)
+from agent.verification import find_action_claims, parse_quantities, verify_draft
+
+QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+TOOLS = [
+    ToolSpec("search_records", "이 거래처의 계약·주문·정산 자료를 검색합니다.", QUERY_SCHEMA),
+    ToolSpec("search_faq", "FAQ를 검색합니다.", QUERY_SCHEMA),
+    ToolSpec("recommend_products", "상품을 추천합니다.", {"type": "object", "properties": {}}),
+    ToolSpec("send_document", "자료를 방에 보냅니다.", {"type": "object", "properties": {}}),
+]
+# Tool results as the retrieval tools write them (numbered items with source and title, masked names).
+FAQ_RESULT = (
+    "[1] (FAQ · 하이패스 단말기는 어디서 사나요?)\n"
+    "질문: 하이패스 단말기는 어디서 사나요?\n"
+    "답변: 하이패스 단말기는 전국 고속도로 영업소와 온라인 쇼핑몰에서 구매할 수 있습니다. "
+    "하이패스 단말기 가격은 3만원대부터입니다.\n"
+    "출처: https://example.com/faq/1\n\n"
+    "[2] (FAQ · 경차 통행료 감면은 얼마인가요?)\n"
+    "질문: 경차 통행료 감면은 얼마인가요?\n"
+    "답변: 경차는 통행료의 50%가 감면됩니다."
+)
+RECORDS_RESULT = (
+    "[1] (거래처 기록 · 2026 하이패스 단말기 납품 계약)\n"
+    "[계약] 2026 하이패스 단말기 납품 계약\n"
+    "납품 단가: 30,000원 · 결제 조건: 월말 정산\n"
+    "적용 기간: 2026-01-01 ~ 2026-12-31\n\n"
+    "[2] (거래처 기록 · 경쟁사 단가 비교)\n"
+    "[다른 벤더]의 하이패스 단말기 납품 단가는 28,000원입니다.\n"
+    "하이패스 단말기 배송은 주문 후 3일 이내 출고됩니다.\n"
+    "https://example.com/records/42\n\n"
+    "(참고: 다른 벤더 이름 1곳을 [다른 벤더]로 가렸습니다. 추측하지 마세요.)"
+)
+SYSTEM = {"role": "system", "content": answer_system_prompt(vendor_name="대한물산")}
+
+
+def _run(question, results, *, tools=TOOLS, history=()):
+    """Ask, answer the local answerer's tool calls with `results` (by tool name), and return the final reply,
+    the conversation and the first reply."""
+    answerer = LocalAnswerer()
+    messages = [SYSTEM, *history, {"role": "user", "content": question}]
+    first = answerer.chat(messages, tools=tools)
+    messages.append(first.as_message())
+    for call in first.tool_calls:
+        messages.append(tool_result_message(call.id, results.get(call.name, "")))
+    return answerer.chat(messages, tools=tools), messages, first
+
+
+def _body(answer):
+    lines = answer.splitlines()
+    assert lines[0] == ANSWER_OPENING and lines[-1] == ANSWER_CLOSING
+    return lines[1:-1]
+
+
+def test_first_turn_calls_every_offered_search_tool_with_the_question():
+    """With tools offered and no results yet, it asks for every `search_*` tool with the question as the
+    query, and for nothing else (no recommendations, never an action)."""
+    answerer = LocalAnswerer()
+    messages = [SYSTEM, {"role": "user", "content": "결제 조건이 어떻게 되나요?"}]
+
+    reply = answerer.chat(messages, tools=TOOLS)
+
+    assert reply.content == ""
+    assert [call.name for call in reply.tool_calls] == ["search_records", "search_faq"]
+    assert all(call.arguments == {"query": "결제 조건이 어떻게 되나요?"} for call in reply.tool_calls)
+    assert len({call.id for call in reply.tool_calls}) == 2
+    assert (reply.provider, reply.model) == ("local", "local-extractive")
+
+
+def test_rewritten_follow_up_query_in_the_question_message_is_searched_and_answered():
+    """When the question message carries the rewritten follow-up query, that query is searched, and the
+    answer is chosen for it (the bare "그럼 얼마야?" names no topic)."""
+    history = [
+        {"role": "user", "content": "하이패스 단말기가 뭔가요?"},
+        {"role": "assistant", "content": "하이패스 단말기는 통행료 자동 결제 장치입니다."},
+    ]
+    content = question_message("그럼 얼마야?", search_query="하이패스 단말기 얼마야?")
+
+    reply, _, first = _run(content, {"search_faq": FAQ_RESULT}, history=history)
+
+    assert {call.arguments["query"] for call in first.tool_calls} == {"하이패스 단말기 얼마야?"}
+    assert "하이패스 단말기 가격은 3만원대부터입니다." in _body(reply.content)
+
+
+def test_answer_holds_only_relevant_evidence_sentences_in_their_order():
+    """The answer repeats the relevant sentences word for word, in evidence order, inside the fixed frame;
+    question lines, sources, URLs and other vendors' sentences are left out."""
+    reply, _, _ = _run(
+        "하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT, "search_records": RECORDS_RESULT}
+    )
+
+    # Tool results in call order (records, then FAQ), sentences in their order inside each result.
+    assert _body(reply.content) == [
+        "하이패스 단말기 배송은 주문 후 3일 이내 출고됩니다.",
+        "하이패스 단말기는 전국 고속도로 영업소와 온라인 쇼핑몰에서 구매할 수 있습니다.",
+        "하이패스 단말기 가격은 3만원대부터입니다.",
+    ]
+    assert "[다른 벤더]" not in reply.content
+    assert "28,000원" not in reply.content
+    assert "질문:" not in reply.content and "출처" not in reply.content and "http" not in reply.content
+    assert reply.tool_calls == []
+
+
+def test_the_price_sentence_wins_when_only_one_sentence_is_allowed(settings):
+    """LOCAL_ANSWER_MAX_SENTENCES caps the sentences; a sentence that answers the asked aspect (얼마 → an
+    amount) ranks above one that only shares the topic."""
+    settings.LOCAL_ANSWER_MAX_SENTENCES = 1
+
+    reply, _, _ = _run("하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT})
+
+    assert _body(reply.content) == ["하이패스 단말기 가격은 3만원대부터입니다."]
+
+
+def test_answer_lines_keep_the_answer_of_a_labelled_line_and_record_facts():
+    """`답변: …` keeps its answer; `라벨: 값` facts of a record are kept as written."""
+    reply, _, _ = _run("경차 통행료 감면은 얼마인가요?", {"search_faq": FAQ_RESULT})
+    assert _body(reply.content) == ["경차는 통행료의 50%가 감면됩니다."]
+
+    reply, _, _ = _run("결제 조건이 어떻게 되나요?", {"search_records": RECORDS_RESULT})
+    assert _body(reply.content) == ["결제 조건: 월말 정산"]
+
+    reply, _, _ = _run("납품 계약 적용 기간이 언제까지인가요?", {"search_records": RECORDS_RESULT})
+    assert _body(reply.content) == ["적용 기간: 2026-01-01 ~ 2026-12-31"]
+
+
+def test_nothing_relevant_gives_an_empty_answer():
+    """Evidence about something else → "" (the pipeline then sends the guidance answer)."""
+    reply, _, _ = _run(
+        "반품 택배 회수 기사는 언제 오나요?", {"search_faq": FAQ_RESULT, "search_records": RECORDS_RESULT}
+    )
+
+    assert reply.content == ""
+    assert reply.tool_calls == []
+
+
+def test_empty_tool_results_give_an_empty_answer_and_no_second_search():
+    """Searches that found nothing are still this turn's results: it does not search again, it answers ""."""
+    reply, _, first = _run("하이패스 단말기 가격이 얼마인가요?", {})
+
+    assert len(first.tool_calls) == 2
+    assert reply == LlmReply(content="", provider="local", model="local-extractive", latency_ms=reply.latency_ms)
+
+
+def test_every_answer_sentence_is_copied_from_the_evidence_and_passes_verification():
+    """It never writes a value of its own: each body line occurs in a tool result, and the whole answer passes
+    the verification engine against that evidence (no amount, brand or claim it could have invented)."""
+    evidence = [FAQ_RESULT, RECORDS_RESULT]
+    for question in [
+        "하이패스 단말기 가격이 얼마인가요?",
+        "납품 단가가 얼마인가요?",
+        "경차 통행료 감면은 얼마인가요?",
+        "하이패스 단말기 배송은 언제 되나요?",
+    ]:
+        reply, _, _ = _run(question, {"search_faq": FAQ_RESULT, "search_records": RECORDS_RESULT})
+        body = _body(reply.content)
+        assert body, question
+        assert all(any(line in result for result in evidence) for line in body), question
+        result = verify_draft(
+            reply.content,
+            evidence=evidence,
+            known_brands=["하이패스"],
+            counterpart_names=["대한물산"],
+            other_vendor_names=["가온상사"],
+            confirmed_actions=[],
+        )
+        assert result.violations == (), (question, result.violations)
+
+
+def test_the_frame_holds_no_number_no_claim_and_no_question():
+    """The polite frame adds nothing that could be checked against evidence."""
+    for line in (ANSWER_OPENING, ANSWER_CLOSING):
+        assert parse_quantities(line) == []
+        assert find_action_claims(line) == []
+        assert "?" not in line and not any(char.isdigit() for char in line)
+
+
+def test_same_input_gives_the_same_output():
+    """Deterministic: the same conversation gives the same reply, tool-call ids included."""
+    first, _, first_calls = _run(
+        "하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT, "search_records": RECORDS_RESULT}
+    )
+    second, _, second_calls = _run(
+        "하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT, "search_records": RECORDS_RESULT}
+    )
+
+    assert first.content == second.content
+    assert first_calls.tool_calls == second_calls.tool_calls
+
+
+def test_violation_feedback_searches_again_and_drops_the_flagged_sentences():
+    """After a violation feedback message it searches again (the re-search round), then leaves out every
+    sentence holding a flagged text."""
+    answerer = LocalAnswerer()
+    reply, messages, _ = _run("하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT})
+    assert "3만원대" in reply.content
+    messages.append(reply.as_message())
+    messages.append(
+        violation_feedback_message([{"text": "3만원대", "reason": "근거에 없는 금액: 30,000원", "suggestion": None}])
+    )
+
+    research = answerer.chat(messages, tools=TOOLS)
+    assert [call.name for call in research.tool_calls] == ["search_records", "search_faq"]
+    assert len({call.id for call in research.tool_calls} | {"local_call_1", "local_call_2"}) == 4
+    messages.append(research.as_message())
+    for call in research.tool_calls:
+        messages.append(tool_result_message(call.id, FAQ_RESULT if call.name == "search_faq" else ""))
+
+    rewritten = answerer.chat(messages, tools=TOOLS)
+
+    assert "3만원대" not in rewritten.content
+    assert _body(rewritten.content) == [
+        "하이패스 단말기는 전국 고속도로 영업소와 온라인 쇼핑몰에서 구매할 수 있습니다."
+    ]
+
+
+def test_finalize_nudge_answers_from_the_results_without_searching_again():
+    """Seed 003's finalize request continues the turn: it composes from the results it has."""
+    reply, messages, _ = _run("하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT})
+    messages.append({"role": "assistant", "content": ""})
+    messages.append({"role": "user", "content": FINALIZE_IF_EMPTY})
+
+    again = LocalAnswerer().chat(messages, tools=TOOLS)
+
+    assert again.tool_calls == []
+    assert again.content == reply.content
+
+
+def test_without_tools_it_answers_from_results_already_in_the_conversation():
+    """No tools offered (a final-answer call): no tool calls; the answer comes from earlier tool results, or
+    is empty when there are none."""
+    _, messages, _ = _run("하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT})
+
+    assert "3만원대" in LocalAnswerer().chat(messages).content
+    assert LocalAnswerer().chat(messages[:2]).content == ""
+
+
+def test_tool_boilerplate_is_never_an_answer():
+    """ "검색 결과가 없습니다.", refusals and errors from the tools are not evidence sentences."""
+    results = {
+        "search_faq": "검색 결과가 없습니다.",
+        "search_records": "[도구 거부] 이 방에서는 사용할 수 없는 도구입니다. 검색 결과 없음",
+    }
+
+    reply, _, _ = _run("검색 결과가 없는 이유가 뭔가요?", results)
+
+    assert reply.content == ""
+
+
+def test_json_tool_results_contribute_their_text_fields():
+    """A tool that returns JSON: text fields are evidence; references, URLs and scores are not."""
+    result = json.dumps(
+        {
+            "items": [
+                {
+                    "reference": "faq:17",
+                    "url": "https://example.com/faq/17",
+                    "score": 0.91,
+                    "text": "질문: 정산 주기는?\n답변: 정산은 매월 말일에 진행됩니다.",
+                }
+            ]
+        },
+        ensure_ascii=False,
+    )
+
+    reply, _, _ = _run("정산 주기가 어떻게 되나요?", {"search_faq": result})
+
+    assert _body(reply.content) == ["정산은 매월 말일에 진행됩니다."]
+
+
+def test_floor_leaves_out_weak_matches(settings):
+    """A sentence sharing one word with a long question is below the floor."""
+    settings.LOCAL_ANSWER_MIN_SCORE = 0.3
+    sentences = relevant_sentences(
+        "하이패스 단말기 전용 차로 설치 공사 일정 알려주세요",
+        ["경차는 통행료의 50%가 감면됩니다.\n공사 현장 안전 수칙을 지켜 주세요."],
+    )
+    assert sentences == []
+
+
+def test_judge_purpose_never_clears_a_violation():
+    """The local answerer cannot rule on what code could not decide: always "unsupported"."""
+    reply = LocalAnswerer().chat([{"role": "user", "content": "판정"}], purpose="judge")
+
+    assert json.loads(reply.content) == {"verdict": "unsupported", "quote": ""}
+
+
+@pytest.mark.parametrize(
+    ("history", "question", "expected"),
+    [
+        (["하이패스 단말기가 뭔가요?"], "그럼 얼마야?", "하이패스 단말기 얼마야?"),
+        (["하이패스 단말기가 뭔가요?"], "그럼 어디서 사나요?", "하이패스 단말기 어디서 사나요?"),
+        (["하이패스 단말기에 대해 알려줘"], "얼마야?", "하이패스 단말기 얼마야?"),
+        (["하이패스 단말기에 대해 알려줘"], "신청 방법은?", "하이패스 단말기 신청 방법은?"),
+        (["A상품 납품가 알려주세요"], "그 제품은 언제 와?", "A상품 언제 와?"),
+        (["통행요금 조회해줘"], "안녕", "__NO_REWRITE__"),
+        (["하이패스 설명"], "동김천 휴게소 메뉴 알려줘", "__NO_REWRITE__"),
+        (["하이패스 단말기가 뭔가요?"], "하이패스 단말기 얼마야?", "__NO_REWRITE__"),
+        (["네 감사합니다"], "그럼 얼마야?", "__NO_REWRITE__"),
+    ],
+)
+def test_rewrite_purpose_applies_the_deterministic_rule(history, question, expected):
+    """purpose="rewrite": the key noun phrase of the latest earlier question is put before the follow-up;
+    greetings, new topics, already stand-alone questions and histories without a topic are not rewritten."""
+    messages = rewrite_messages(question, [{"role": "user", "text": text} for text in history])
+
+    reply = LocalAnswerer().chat(messages, purpose="rewrite")
+
+    assert reply.content == expected
+
+
+def test_rewrite_uses_the_most_recent_earlier_question_with_a_topic():
+    """The latest earlier vendor message with a topic decides; acknowledgements and bot answers do not."""
+    history = [
+        {"role": "user", "text": "정산 주기가 어떻게 되나요?"},
+        {"role": "assistant", "text": "하이패스 단말기 정산은 매월 말일입니다."},
+        {"role": "user", "text": "하이패스 단말기가 뭔가요?"},
+        {"role": "assistant", "text": "안내드립니다."},
+        {"role": "user", "text": "네 감사합니다"},
+    ]
+
+    reply = LocalAnswerer().chat(rewrite_messages("그럼 얼마야?", history), purpose="rewrite")
+
+    assert reply.content == "하이패스 단말기 얼마야?"
