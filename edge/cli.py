@@ -15,9 +15,9 @@ from edge.clock import Clock, SystemClock
 from edge.config import EdgeConfig, load_config, require
 from edge.errors import ClientDbError, ConfigError, EdgeError, ExitCode
 from edge.message_sender import CommandMessageSender
-from edge.sender import SendJobRunner
+from edge.sender import JOBS_DIR, SendJobRunner
 from edge.statefiles import RunLock, atomic_write_json, ensure_private_dir, read_json, remove_stale_temp_files
-from edge.uploader import Uploader, device_label
+from edge.uploader import CHECKPOINT_FILE, Uploader, device_label
 
 logger = logging.getLogger("edge")
 
@@ -173,8 +173,8 @@ def _run_program(command: str, config: EdgeConfig, *, loop_seconds: float | None
         EdgeApi(server_url=credentials.server_url, token=credentials.token, timeouts=_timeouts(config)) as api,
         RunLock(state_dir / f"{command}.lock"),
     ):
-        remove_stale_temp_files(state_dir)
         if command == "upload":
+            remove_stale_temp_files(state_dir, of=CHECKPOINT_FILE)
             uploader = Uploader(
                 api=api,
                 reader=reader,
@@ -186,6 +186,7 @@ def _run_program(command: str, config: EdgeConfig, *, loop_seconds: float | None
             run_once = _upload_pass(uploader)
         else:
             require(config, "send.text_command")
+            remove_stale_temp_files(state_dir / JOBS_DIR, recursive=True)
             runner = SendJobRunner(
                 api=api,
                 reader=reader,

@@ -89,10 +89,14 @@ def append_jsonl(path: Path, record: dict) -> None:
         raise LocalStateError(f"cannot append to {path}: {exc}") from exc
 
 
-def remove_stale_temp_files(directory: Path) -> int:
-    """Delete temp files left by a crash mid-write. Call only while holding the run lock."""
+def remove_stale_temp_files(directory: Path, *, of: str = "*", recursive: bool = False) -> int:
+    """Delete temp files of `of` (a file name pattern) left by a crash mid-write. Call only while holding the run
+    lock of the program that owns those files."""
+    if not directory.is_dir():
+        return 0
+    pattern = f".{of}.*{_TEMP_SUFFIX}"
     removed = 0
-    for temp_path in directory.glob(f".*{_TEMP_SUFFIX}"):
+    for temp_path in directory.rglob(pattern) if recursive else directory.glob(pattern):
         temp_path.unlink(missing_ok=True)
         removed += 1
     return removed

@@ -81,7 +81,7 @@ def test_a_process_killed_mid_write_always_leaves_a_valid_checkpoint(state_dir):
         state = UploadCheckpoint(state_dir).load()
         assert state.last_log_id >= 1
         assert state.pending_upto == state.last_log_id + 100
-        remove_stale_temp_files(state_dir)
+        remove_stale_temp_files(state_dir, of="upload-checkpoint.json")
         assert [path.name for path in state_dir.iterdir()] == ["upload-checkpoint.json"]
 
 
