@@ -23,7 +23,6 @@ alphabet first: rapidfuzz compares characters below 256 much faster, and scores 
 characters are equal, so they are unchanged.
 """
 
-import bisect
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -54,8 +53,7 @@ _MIN_CONTAINED_LENGTH = 2
 # Added to the upper bounds so float rounding in partial_ratio can never put an exact score above its bound.
 _BOUND_SLACK = 1e-9
 _FIRST_SCORE_BATCH = 64
-# Whitespace never survives normalisation, so it can separate names in one searchable string.
-_NAME_SEPARATOR = "\n"
+_POOL_SIZE = 512
 
 
 def normalize_name(s: str) -> str:
@@ -141,12 +139,21 @@ class VendorIndex:
                 self._automaton.add_word(name, positions)
         self._automaton.make_automaton()
 
-        self._haystack = _NAME_SEPARATOR.join(normalised)
-        self._haystack_starts = []
-        offset = 0
-        for name in normalised:
-            self._haystack_starts.append(offset)
-            offset += len(name) + len(_NAME_SEPARATOR)
+        # Room name inside a vendor name: only names holding the room name's rarest character pair can match.
+        self._normalised_names = normalised
+        self._names_by_pair: dict[str, list[int]] = {}
+        for i, name in enumerate(normalised):
+            for pair in {name[j : j + 2] for j in range(len(name) - 1)}:
+                self._names_by_pair.setdefault(pair, []).append(i)
+
+        # Upper bound of a score by (shorter length, common subsequence length), looked up instead of computed.
+        longest = int(self._name_jamo_length.max()) if names else 0
+        shorter, common = np.ogrid[: longest + 1, : longest + 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            table = np.where(common > 0, 2 * common / (shorter + common) + _BOUND_SLACK, 0.0)
+        # Flat, indexed by shorter * width + common: np.take is several times faster than 2-D fancy indexing.
+        self._bound_table = table.ravel()
+        self._bound_table_width = longest + 1
 
     @classmethod
     def build(cls, rows: Iterable[tuple[str, str, Sequence[str]]]) -> "VendorIndex":
@@ -212,21 +219,22 @@ class VendorIndex:
                 found.update(positions)
                 if len(found) > 1:
                     return found
-        start = self._haystack.find(query)
-        while start != -1:
-            i = bisect.bisect_right(self._haystack_starts, start) - 1
-            found.add(self._name_vendor[i])
-            if len(found) > 1:
-                return found
-            next_name = i + 1
-            if next_name == len(self._haystack_starts):
-                break
-            start = self._haystack.find(query, self._haystack_starts[next_name])
+        pairs = [self._names_by_pair.get(query[j : j + 2], ()) for j in range(len(query) - 1)]
+        for i in min(pairs, key=len):
+            if query in self._normalised_names[i]:
+                found.add(self._name_vendor[i])
+                if len(found) > 1:
+                    return found
         return found
 
 
 class _BestFirstScorer:
-    """Exact vendor scores for one query, computed only as far as a question about them needs."""
+    """Exact vendor scores for one query, computed only as far as a question about them needs.
+
+    Unscored names wait in `_unpooled` (their bounds; 0 once taken or when nothing is shared). The best ones
+    are moved, sorted, into a pool that batches are taken from in order, so the next unscored bound is the
+    pool's next entry.
+    """
 
     def __init__(self, index: VendorIndex, query: str):
         self._index = index
@@ -234,36 +242,44 @@ class _BestFirstScorer:
         # Best exact score per vendor position so far; -1 until one of its names is scored.
         self._vendor_best = np.full(len(index), -1.0)
         self._batch_size = _FIRST_SCORE_BATCH
+        self._pool = np.zeros(0, dtype=np.intp)
+        self._cursor = 0
         if not query or not index._name_jamo:
-            self._pending = np.zeros(0)
-            self._pending_count = 0
+            self._bounds = self._unpooled = np.zeros(0)
+            self._unpooled_count = 0
             return
         lcs = process.cdist([self._query], index._name_jamo, scorer=LCSseq.similarity, dtype=np.int32, workers=1)
-        common = lcs[0].astype(np.float64)
         shorter = np.minimum(index._name_jamo_length, len(self._query))
-        # shorter >= 1 (no empty names, non-empty query); no common character means a score of exactly 0.
-        self._pending = np.where(common > 0, 2 * common / (shorter + common) + _BOUND_SLACK, 0.0)
-        self._pending_count = int(np.count_nonzero(self._pending))
+        self._bounds = np.take(index._bound_table, shorter * index._bound_table_width + lcs[0])
+        self._unpooled = self._bounds.copy()
+        self._unpooled_count = int(np.count_nonzero(self._unpooled))
 
     def _next_bound(self) -> float:
-        """No unscored name can score above this."""
-        return float(self._pending.max()) if self._pending_count else 0.0
+        """No unscored name can score above this (0 when none can score at all)."""
+        if self._cursor == self._pool.size:
+            if not self._unpooled_count:
+                return 0.0
+            size = min(_POOL_SIZE, self._unpooled_count)
+            taken = np.argpartition(-self._unpooled, size - 1)[:size]
+            self._pool = taken[np.argsort(-self._unpooled[taken], kind="stable")]
+            self._cursor = 0
+            self._unpooled[taken] = 0.0
+            self._unpooled_count -= size
+        return float(self._bounds[self._pool[self._cursor]])
 
     def _score_next_batch(self) -> None:
-        """Score the unscored names with the highest bounds; batches double, so long tails take few rounds."""
-        size = min(self._batch_size, self._pending_count)
-        batch = np.argpartition(-self._pending, size - 1)[:size]
+        """Score the next names in bound order; batches double, so long tails take few rounds."""
+        batch = self._pool[self._cursor : self._cursor + self._batch_size]
+        self._cursor += batch.size
+        self._batch_size *= 2
         texts = [self._index._name_jamo[i] for i in batch.tolist()]
         scores = process.cdist([self._query], texts, scorer=fuzz.partial_ratio, dtype=np.float64, workers=1)[0] / 100
         np.maximum.at(self._vendor_best, self._index._name_vendor_array[batch], scores)
-        self._pending[batch] = 0.0
-        self._pending_count -= size
-        self._batch_size *= 2
 
     def vendor_score(self, position: int) -> float:
         """A vendor's exact score (best over its names); also counts towards the candidates."""
         best = 0.0
-        if self._pending.size:
+        if self._bounds.size:
             for i in self._index._names_of_vendor[position]:
                 best = max(best, fuzz.partial_ratio(self._query, self._index._name_jamo[i]) / 100)
         self._vendor_best[position] = best
@@ -285,7 +301,10 @@ class _BestFirstScorer:
         if limit <= 0:
             return []
         # Done once `limit` vendors score above every unscored name's bound (their order is then final).
-        while self._pending_count and np.count_nonzero(self._vendor_best > self._next_bound()) < limit:
+        while True:
+            bound = self._next_bound()
+            if bound <= 0 or np.count_nonzero(self._vendor_best > bound) >= limit:
+                break
             self._score_next_batch()
         scored = np.flatnonzero(self._vendor_best > 0)
         # Positions follow code order, so the secondary key breaks ties by code.

@@ -235,3 +235,28 @@ def test_index_agrees_with_the_naive_rules_on_random_inputs():
             assert (got.status, got.vendor_code, got.reason, got.candidates) == _reference_resolve(
                 rows, room_name, threshold, limit
             ), (rows, room_name)
+
+
+def test_index_agrees_with_the_naive_rules_on_a_large_index():
+    """With thousands of names sharing suffixes (several scoring pools, long candidate lists), still exact."""
+    rng = random.Random(7)
+    syllables = "가나다라마바사아자차카타파하온빛한대신"
+    suffixes = ["상사", "상회", "물산", "유통", "식품"]
+    rows = [
+        (str(10000 + i), "".join(rng.choice(syllables) for _ in range(rng.randint(2, 3))) + rng.choice(suffixes), [])
+        for i in range(3000)
+    ]
+    index = VendorIndex.build(rows)
+    rooms = [
+        "상사",
+        "가온상사",
+        f"({rows[5][0]}) {rows[9][1]}",
+        f"({rows[5][0]}) {rows[5][1]} 발주방",
+        "하나 유통 정산",
+    ]
+    for room_name in rooms:
+        for limit in (5, 700):
+            got = index.resolve(room_name, typo_threshold=THRESHOLD, candidate_limit=limit)
+            assert (got.status, got.vendor_code, got.reason, got.candidates) == _reference_resolve(
+                rows, room_name, THRESHOLD, limit
+            ), room_name
