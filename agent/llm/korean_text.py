@@ -6,10 +6,12 @@ with a noun whose last syllable only looks like a particle (단가, 재고, 문�
 """
 
 import re
+from functools import lru_cache
 
 from agent.verification.korean import is_particle
 
 _WORD_RE = re.compile(r"[0-9A-Za-z가-힣]+")
+_LATIN_OR_DIGIT_RE = re.compile(r"[0-9A-Za-z]")
 _MAX_PARTICLE_LENGTH = 3
 
 
@@ -64,11 +66,12 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
+@lru_cache(maxsize=16384)
 def strip_particle(word: str) -> str:
     """``word`` without one trailing particle, when that leaves a noun-like stem (see the module doc)."""
     if not word or not ("가" <= word[-1] <= "힣"):
         return word
-    if any(word.endswith(noun) for noun in _NOUNS_ENDING_LIKE_PARTICLE):
+    if word.endswith(_NOUNS_ENDING_LIKE_PARTICLE):
         return word
     for length in range(min(_MAX_PARTICLE_LENGTH, len(word) - 1), 0, -1):
         stem, particle = word[:-length], word[-length:]
@@ -83,7 +86,7 @@ def is_predicate(word: str) -> bool:
 
 
 def _is_latin_or_digit_word(word: str) -> bool:
-    return any(char.isascii() and char.isalnum() for char in word)
+    return _LATIN_OR_DIGIT_RE.search(word) is not None
 
 
 def _is_meaningful(word: str, stem: str) -> bool:
