@@ -153,6 +153,7 @@ LOGGING = {
         "lightrag": {"level": "WARNING"},
         "nano-vectordb": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},  # the openai client's transport logs every request at INFO
     },
 }
 
