@@ -14,6 +14,7 @@ import ahocorasick
 from rapidfuzz.distance import Levenshtein
 
 from agent.verification.korean import (
+    MAX_PARTICLE_LENGTH,
     fold,
     hangul_run_end,
     is_hangul_syllable,
@@ -29,6 +30,9 @@ _WHITESPACE_RE = re.compile(r"\s+")
 # ("대한물산측"); shorter names need a word end or a particle ("무지" is not in "무지개").
 _COMPOUND_PREFIX_MIN_LENGTH = 3
 _MIN_PATTERN_LENGTH = 2
+_ONE_EDIT_MEMO_SIZE = 100_000
+# Only words with a letter can misspell a brand ("35,000원에" is checked, "2026-11-30" is not).
+_HAS_LETTER_RE = re.compile(r"[A-Za-z가-힣]")
 # Words are split at whitespace and at these; "." "+" "&" "-" "'" stay inside (Dr.Jart+, P&G).
 _WORD_RE = re.compile(r"[^\s,/·|()\[\]{}<>\"“”‘’「」『』:;!?~]+")
 _WORD_EDGE_PUNCTUATION = ".'-"
@@ -59,13 +63,17 @@ class NameIndex:
     def __init__(self, names: Iterable[str]):
         self.names = tuple(dict.fromkeys(name for name in names if isinstance(name, str)))
         self._automaton = ahocorasick.Automaton()
-        self._folded_names: set[str] = set()
+        self._patterns_by_name: dict[str, tuple[str, ...]] = {}
+        self._name_by_pattern: dict[str, str] = {}
         for name in self.names:
-            for pattern in name_patterns(name):
-                self._folded_names.add(pattern)
-                if pattern not in self._automaton:  # the first name given keeps a shared pattern
+            patterns = tuple(sorted(name_patterns(name)))
+            self._patterns_by_name[name] = patterns
+            for pattern in patterns:
+                if pattern not in self._name_by_pattern:  # the first name given keeps a shared pattern
+                    self._name_by_pattern[pattern] = name
                     self._automaton.add_word(pattern, (len(pattern), name))
-        self._empty = len(self._automaton) == 0
+        self._one_edit_memo: dict[str, tuple[str, ...]] = {}
+        self._empty = not self._name_by_pattern
         if not self._empty:
             self._automaton.make_automaton()
 
@@ -78,13 +86,53 @@ class NameIndex:
 
     def __contains__(self, word: str) -> bool:
         """Whether ``word`` is one of the names, compared in folded form."""
-        return fold(word) in self._folded_names
+        return fold(word) in self._name_by_pattern
 
-    def names_in(self, text: str) -> set[str]:
-        """Names occurring anywhere in ``text``, even inside longer words (evidence "contains" them)."""
-        if self._empty:
-            return set()
-        return {name for _, (_, name) in self._automaton.iter(fold(text))}
+    def has_pattern(self, folded_word: str) -> bool:
+        return folded_word in self._name_by_pattern
+
+    @cached_property
+    def longest_pattern(self) -> int:
+        return max(map(len, self._name_by_pattern), default=0)
+
+    def occurs_in(self, name: str, evidence: "EvidenceText") -> bool:
+        """Whether the evidence contains ``name`` anywhere, even inside a longer word."""
+        return any(evidence.contains(pattern) for pattern in self._patterns_by_name.get(name, ()))
+
+    def name_of(self, pattern: str) -> str:
+        return self._name_by_pattern[pattern]
+
+    @cached_property
+    def word_counts(self) -> frozenset[int]:
+        """How many space-separated words the patterns have (1 for most names)."""
+        return frozenset(pattern.count(" ") + 1 for pattern in self._name_by_pattern)
+
+    @cached_property
+    def _patterns_by_deletion_key(self) -> dict[str, tuple[str, ...]]:
+        # Built on first use only: vendor indexes never need it.
+        keys: dict[str, list[str]] = {}
+        for pattern in self._name_by_pattern:
+            for key in _deletion_keys(pattern):
+                keys.setdefault(key, []).append(pattern)
+        return {key: tuple(patterns) for key, patterns in keys.items()}
+
+    def patterns_one_edit_from(self, word: str) -> tuple[str, ...]:
+        """Patterns at edit distance exactly 1 from the folded ``word`` (symmetric-deletion lookup).
+
+        Remembered per word (drafts share most of their vocabulary); the memo is bounded.
+        """
+        if (known := self._one_edit_memo.get(word)) is not None:
+            return known
+        candidates = set()
+        for key in _deletion_keys(word):
+            candidates.update(self._patterns_by_deletion_key.get(key, ()))
+        near = tuple(
+            sorted(pattern for pattern in candidates if Levenshtein.distance(word, pattern, score_cutoff=1) == 1)
+        )
+        if len(self._one_edit_memo) >= _ONE_EDIT_MEMO_SIZE:
+            self._one_edit_memo.clear()
+        self._one_edit_memo[word] = near
+        return near
 
     def find(self, text: str) -> list[NameMatch]:
         """Occurrences of names as words in ``text``: leftmost-longest, non-overlapping.
@@ -172,100 +220,93 @@ def _words(text: str) -> list[_Word]:
     return words
 
 
-class EvidenceWords:
-    """The words of the evidence (folded, with and without particles), computed only when asked."""
+class EvidenceText:
+    """The evidence passages as one text, folded only if a Latin name needs it."""
 
     def __init__(self, passages: Iterable[str]):
-        self._passages = passages
+        self.raw = "\n".join(passages)
 
     @cached_property
-    def words(self) -> frozenset[str]:
-        words = set()
-        for passage in self._passages:
-            for word in _words(fold(passage)):
-                words.update(strip_particle_variants(word.text))
-        return frozenset(words)
+    def folded(self) -> str:
+        return fold(self.raw)
 
-    def __contains__(self, word: str) -> bool:
-        return fold(word) in self.words
+    def contains(self, pattern: str) -> bool:
+        # Folding matters only to patterns with ASCII characters; Hangul is searched as it is.
+        return pattern in (self.folded if any(char.isascii() for char in pattern) else self.raw)
+
+    def has_word(self, word: str) -> bool:
+        """Whether the folded ``word`` occurs in the evidence as a word (particles allowed after it)."""
+        text = self.folded
+        start = text.find(word)
+        while start != -1:
+            if _is_word_occurrence(text, start, start + len(word)):
+                return True
+            start = text.find(word, start + 1)
+        return False
 
 
 def find_misspellings(
     text: str,
     *,
-    evidence_brands: Iterable[str],
     known_brands: NameIndex,
-    evidence_words: EvidenceWords,
+    evidence: EvidenceText,
     min_length: int,
 ) -> list[Misspelling]:
-    """Words of ``text`` at edit distance exactly 1 from a brand the evidence contains.
+    """Words of ``text`` at edit distance exactly 1 from a known brand that the evidence contains.
 
     Distance is counted in characters (a Hangul syllable or a Latin letter substituted, inserted or
     deleted) on folded text. A word is left alone when it, with or without its particle, is a known
     brand or a word of the evidence; words and brands shorter than ``min_length`` are not compared.
     """
-    brands_by_key: dict[str, set[str]] = {}
-    folded_brand: dict[str, str] = {}
-    word_counts = set()
-    for brand in evidence_brands:
-        for pattern in name_patterns(brand):
-            if len(pattern) < min_length:
-                continue
-            folded_brand[pattern] = brand
-            word_counts.add(pattern.count(" ") + 1)
-            for key in _deletion_keys(pattern):
-                brands_by_key.setdefault(key, set()).add(pattern)
-    if not brands_by_key:
-        return []
+    folded_text = fold(text)  # same offsets as text
     words = _words(text)
+    verdicts: dict[str, tuple[int, str] | None] = {}  # drafts repeat words
     found = []
     taken_until = 0
     for index in range(len(words)):
         if words[index].start < taken_until:
             continue
-        for count in sorted(word_counts, reverse=True):
+        for count in sorted(known_brands.word_counts, reverse=True):
             window = words[index : index + count]
             if len(window) < count or not _adjacent(text, window):
                 continue
             start, end = window[0].start, window[-1].end
-            misspelling = _misspelling_in(
-                text[start:end], start, brands_by_key, folded_brand, known_brands, evidence_words, min_length
-            )
-            if misspelling is not None:
-                found.append(misspelling)
-                taken_until = misspelling.end
+            folded = folded_text[start:end]
+            if folded not in verdicts:
+                verdicts[folded] = _misspelt_brand(folded, known_brands, evidence, min_length)
+            if verdict := verdicts[folded]:
+                length, brand = verdict
+                found.append(
+                    Misspelling(word=text[start : start + length], brand=brand, start=start, end=start + length)
+                )
+                taken_until = start + length
                 break
     return found
 
 
-def _misspelling_in(
-    written: str,
-    start: int,
-    brands_by_key: dict[str, set[str]],
-    folded_brand: dict[str, str],
-    known_brands: NameIndex,
-    evidence_words: EvidenceWords,
-    min_length: int,
-) -> Misspelling | None:
-    variants = strip_particle_variants(fold(written))
-    if any(variant in folded_brand or variant in known_brands for variant in variants):
+def _misspelt_brand(
+    folded: str, known_brands: NameIndex, evidence: EvidenceText, min_length: int
+) -> tuple[int, str] | None:
+    """(length of the misspelt stem, brand) when the folded word, less any particle, misspells a brand."""
+    if (
+        len(folded) < min_length
+        or len(folded) > known_brands.longest_pattern + MAX_PARTICLE_LENGTH + 1
+        or not _HAS_LETTER_RE.search(folded)
+    ):
+        return None
+    variants = strip_particle_variants(folded)
+    if any(known_brands.has_pattern(variant) for variant in variants):
         return None
     for variant in variants:
         if len(variant) < min_length:
             continue
-        candidates = set()
-        for key in _deletion_keys(variant):
-            candidates.update(brands_by_key.get(key, ()))
-        for pattern in sorted(candidates):
-            if Levenshtein.distance(variant, pattern, score_cutoff=1) == 1:
-                if any(other in evidence_words for other in variants):
-                    return None
-                return Misspelling(
-                    word=written[: len(variant)],
-                    brand=folded_brand[pattern],
-                    start=start,
-                    end=start + len(variant),
-                )
+        for pattern in known_brands.patterns_one_edit_from(variant):
+            brand = known_brands.name_of(pattern)
+            if len(pattern) < min_length or not known_brands.occurs_in(brand, evidence):
+                continue
+            if any(evidence.has_word(other) for other in variants):
+                return None
+            return len(variant), brand
     return None
 
 

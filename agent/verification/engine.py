@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 
-from agent.verification.brands import EvidenceWords, NameIndex, cached_name_index, find_misspellings
+from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings
 from agent.verification.claims import ACTION_LABELS, find_action_claims
 from agent.verification.korean import fold
-from agent.verification.numbers import Quantity, QuantityKind, parse_quantities
+from agent.verification.numbers import Quantity, QuantityKind, parse_quantities, quantity_values_among
 from agent.verification.sentences import split_sentences, text_without
 
 
@@ -154,7 +154,7 @@ def verify_draft(
         for match in vendor_index.find(draft)
         if match.text not in counterpart_index and not _overlaps_any(match.start, match.end, counterpart_spans)
     ]
-    evidence_brands = brand_index.names_in("\n".join(evidence))
+    evidence_text = EvidenceText(evidence)
 
     violations = [
         *_quantity_violations(quantities, evidence),
@@ -167,12 +167,11 @@ def verify_draft(
                 reason=f"근거에 없는 브랜드: {match.text}",
             )
             for match in brand_matches
-            if match.name not in evidence_brands
+            if not brand_index.occurs_in(match.name, evidence_text)
         ),
         *_misspelling_violations(
             draft,
-            evidence,
-            evidence_brands,
+            evidence_text,
             brand_index,
             settings,
             taken=[(match.start, match.end) for match in (*brand_matches, *vendor_matches)] + counterpart_spans,
@@ -222,9 +221,7 @@ def verify_draft(
 
 
 def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, ...]) -> list[Violation]:
-    if not quantities:
-        return []
-    supported = {(quantity.kind, quantity.value) for passage in evidence for quantity in parse_quantities(passage)}
+    supported = quantity_values_among(evidence, quantities)
     return [
         Violation(
             kind=quantity.kind,
@@ -246,17 +243,15 @@ def format_quantity(quantity: Quantity) -> str:
 
 def _misspelling_violations(
     draft: str,
-    evidence: tuple[str, ...],
-    evidence_brands: set[str],
+    evidence: EvidenceText,
     brand_index: NameIndex,
     settings: VerificationSettings,
     taken: list[tuple[int, int]],
 ) -> list[Violation]:
     misspellings = find_misspellings(
         draft,
-        evidence_brands=evidence_brands,
         known_brands=brand_index,
-        evidence_words=EvidenceWords(evidence),
+        evidence=evidence,
         min_length=settings.min_fuzzy_brand_length,
     )
     return [

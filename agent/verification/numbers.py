@@ -8,6 +8,7 @@ See docs/verification.md for the full list of forms.
 """
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -47,6 +48,7 @@ class Quantity:
 SMALL_MULTIPLIERS = {"십": 10, "백": 100, "천": 1000}
 BIG_MULTIPLIERS = {"만": 10**4, "억": 10**8, "조": 10**12}
 HANGUL_DIGITS = {"일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9}
+_HANGUL_NUMERAL_CHARS = frozenset(HANGUL_DIGITS) | frozenset(SMALL_MULTIPLIERS) | frozenset(BIG_MULTIPLIERS)
 
 _NUM = r"[0-9]+(?:,[0-9]{3}(?![0-9]))*(?:\.[0-9]+)?"
 # One term: a number, an optional 십/백/천 and an optional 만/억/조 closing the group of terms before it.
@@ -56,12 +58,25 @@ _TERM_RE = re.compile(rf"({_NUM})([십백천]?)([만억조]?)")
 _EXPR_RE = re.compile(rf"{_NUM}[십백천]?[만억조]?(?:(?<=[십백천만억조]) ?{_NUM}[십백천]?[만억조]?)*")
 # Where a number may start (never inside a word like S24 or a number like 1,000), and only where
 # something after it can make it a quantity — this keeps plain dates and codes out of Python code.
-_CANDIDATE_RE = re.compile(
-    r"(?:(?<=[₩￦])|(?<=[₩￦] )|(?<=KRW)|(?<=KRW ))[0-9]"
-    r"|(?<![0-9A-Za-z.,_])[0-9]"
-    r"(?=[0-9,.]*(?:[십백천만억조]|,[0-9]{3}|-[0-9]| ?(?:[원%％~～〜]|퍼센트|프로|KRW|[Ww]on)))"
+_CANDIDATE = (
+    "{digit}(?:(?<=[₩￦]{digit})|(?<=[₩￦] {digit})|(?<=KRW{digit})|(?<=KRW {digit})"
+    "|(?<![0-9A-Za-z.,_]{digit})"
+    "(?=[0-9,.]*(?:[십백천만억조]|,[0-9]{{3}}|-[0-9]| ?(?:[원%％~～〜]|퍼센트|프로|KRW|[Ww]on))))"
 )
+_CANDIDATE_RE = re.compile(_CANDIDATE.format(digit="[0-9]"))
 _VALID_GROUPING_RE = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?")
+_MULTIPLIER_RE = re.compile(r"[십백천만억조]")
+# Deleting zeros, separators, multipliers and spaces from a written number leaves its non-zero digits in
+# order, and those are the non-zero digits of its value (3만5천 → "35" → 35,000; 1억 5만 → "15" → 100,050,000).
+_INSIGNIFICANT = str.maketrans("", "", "0,. 십백천만억조")
+_MULTIPLIER_CHARS = frozenset("십백천만억조")
+_CHAIN_CHARS = frozenset("0123456789,.") | _MULTIPLIER_CHARS
+# A candidate number starting with a given digit, with the run of terms after it. Each starts with a
+# literal, so the regex engine skips ahead fast; compiled once here, never per wanted value.
+_NUMBER_RUN_RES = {
+    digit: re.compile(_CANDIDATE.format(digit=digit) + "[0-9,. 십백천만억조]*") for digit in "0123456789"
+}
+_FIRST_NUMBER_RE = re.compile(r"[0-9,.]*")
 
 # 원 starts a few ordinary words (원래, 원칙 ...): after a number those are not the currency.
 _WON = r"원(?![래칙활격숭망룸두])"
@@ -75,6 +90,7 @@ _UNIT_RE = re.compile(
 _RANGE_SEPARATOR_RE = re.compile(r" ?[~～〜] ?|-(?=[0-9])")
 _APPROX_SUFFIX_RE = re.compile(r" ?(?:정도|쯤|가량|내외|안팎|남짓|전후)")
 _APPROX_PREFIXES = ("대략적으로", "어림잡아", "대략", "얼추", "약")
+_PREFIX_LAST_CHARS = {" ", "₩", "￦", "W", *(prefix[-1] for prefix in _APPROX_PREFIXES)}
 
 # Units that make a number a count or a measure, not money ("3만 개", "10,000EA", "3만 엔").
 _COUNT_UNITS = sorted(
@@ -207,8 +223,95 @@ def parse_quantities(text: str) -> list[Quantity]:
     return found
 
 
-def normalise_number(value: Decimal) -> int | float:
+def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -> set[tuple[str, int | float]]:
+    """The ``(kind, value)`` pairs of ``wanted`` that some passage states (as a value, a range end or an
+    approximation's base) — the same answer as parsing every passage fully, without doing so.
+
+    Evidence is long and full of numbers, and a full parse costs Python work for each of them. A written
+    number's non-zero digits are its value's non-zero digits in order (3만5천 and 35,000 are "35"), so
+    a literal search for each wanted value's digits finds the only places that can state it, and the
+    exact parser runs from the start of the number chain around each place.
+    """
+    wanted_pairs = {(quantity.kind, quantity.value) for quantity in wanted}
+    if not wanted_pairs:
+        return set()
+    text = "\n".join(passages)  # no number, unit or range crosses a line break
+    signatures = {_value_signature(value) for _, value in wanted_pairs}
+    found: set[tuple[str, int | float]] = set()
+    scanned_until = 0
+    for hit in _signature_hits(text, signatures):
+        if hit >= scanned_until:
+            scanned_until = _scan_chain(text, _chain_start(text, hit), hit, found)
+    if any(kind == QuantityKind.AMOUNT for kind, _ in wanted_pairs):
+        found.update(
+            (quantity.kind, quantity.value) for quantity in _parse_hangul(text, _hangul_matches_near_won(text))
+        )
+    return found & wanted_pairs
+
+
+def _signature_hits(text: str, signatures: set[str]) -> list[int]:
+    """Starts of numbers that may have one of the signatures: the first number's own digits begin the
+    signature and the whole run of terms begins with it (a shorter well-formed prefix may be the value)."""
+    hits = set()
+    for digit in {signature[0] for signature in signatures if signature} | {"0"}:
+        pattern = _NUMBER_RUN_RES[digit]
+        position = 0
+        while match := pattern.search(text, position):  # overlapping: a number may start inside a run
+            run = match.group()
+            first_number = _FIRST_NUMBER_RE.match(run).group().translate(_INSIGNIFICANT)
+            whole_run = run.translate(_INSIGNIFICANT)
+            if any(sig.startswith(first_number) and whole_run.startswith(sig) for sig in signatures):
+                hits.add(match.start())
+            position = match.start() + 1
+    return sorted(hits)
+
+
+def _scan_chain(text: str, position: int, last_start: int, found: set) -> int:
+    """Parse exactly as ``parse_quantities`` would from ``position``, for numbers starting up to
+    ``last_start``; add their pairs to ``found`` and return where a full parse would go on."""
+    for start in range(position, last_start + 1):
+        if start >= position and text[start].isdigit() and _CANDIDATE_RE.match(text, start):
+            quantities, end = _parse_at(text, start)
+            found.update((quantity.kind, quantity.value) for quantity in quantities)
+            position = max(end, start + 1)
+    return position
+
+
+def _value_signature(value: int | float) -> str:
+    return format(Decimal(str(value)), "f").translate(_INSIGNIFICANT)
+
+
+def _chain_start(text: str, position: int) -> int:
+    """The first digit of the run of number terms that ``position`` lies in ("12만 3,400" for the 3)."""
+    start = position
+    while start > 0:
+        before = text[start - 1]
+        if before in _CHAIN_CHARS or (before == " " and start > 1 and text[start - 2] in _MULTIPLIER_CHARS):
+            start -= 1
+        else:
+            break
+    while start < position and not text[start].isdigit():
+        start += 1
+    return start
+
+
+def _hangul_matches_near_won(text: str) -> Iterator[re.Match]:
+    """The Hangul numeral matches ``_HANGUL_NUMERAL_RE.finditer`` would give, found from each 원 backwards
+    (Korean evidence holds far more 원 than Hangul numerals, and no regex pass over all of it is cheap)."""
+    index = text.find("원")
+    while index != -1:
+        run_start = index
+        while run_start > 0 and (text[run_start - 1] in _HANGUL_NUMERAL_CHARS or text[run_start - 1] == " "):
+            run_start -= 1
+        if run_start < index and (match := _HANGUL_NUMERAL_RE.search(text, run_start, index + 2)):
+            yield match
+        index = text.find("원", index + 1)
+
+
+def normalise_number(value: int | Decimal) -> int | float:
     """An int where the value is integral, else a float (JSON-friendly, equal values compare equal)."""
+    if isinstance(value, int):
+        return value
     return int(value) if value == value.to_integral_value() else float(value)
 
 
@@ -218,7 +321,7 @@ class _Expr:
 
     start: int
     end: int
-    value: Decimal
+    value: int | Decimal
     has_multiplier: bool
     has_big_multiplier: bool
     has_separator: bool
@@ -299,18 +402,23 @@ def _read_expr(text: str, start: int) -> _Expr | None:
     match = _EXPR_RE.match(text, start)
     if match is None:
         return None
-    total = Decimal(0)
-    group = Decimal(0)
+    written = match.group()
+    if _MULTIPLIER_RE.search(written) is None:  # a plain number: the common case, kept cheap
+        if _VALID_GROUPING_RE.fullmatch(written) is None:
+            return None
+        return _Expr(start, match.end(), _to_number(written), False, False, "," in written, 1)
+    total = 0
+    group = 0
     last_big = last_small = None  # multipliers must strictly descend
     group_closed_by_bare_term = False
     end = start
     has_multiplier = has_big = has_separator = False
     leading_multiplier = 1
-    for index, term in enumerate(_TERM_RE.finditer(match.group(), 0)):
+    for index, term in enumerate(_TERM_RE.finditer(written)):
         number_text, small, big = term.groups()
         if _VALID_GROUPING_RE.fullmatch(number_text) is None or (index and "." in number_text):
             break
-        number = Decimal(number_text.replace(",", ""))
+        number = _to_number(number_text)
         small_value = SMALL_MULTIPLIERS.get(small, 1)
         term_value = number * small_value
         if group_closed_by_bare_term or (last_small is not None and term_value >= last_small):
@@ -321,7 +429,7 @@ def _read_expr(text: str, start: int) -> _Expr | None:
             break
         if big_value is not None:
             total += group_value * big_value
-            group, last_small, last_big = Decimal(0), None, big_value
+            group, last_small, last_big = 0, None, big_value
         else:
             group = group_value
             last_small = small_value if small else None
@@ -337,8 +445,15 @@ def _read_expr(text: str, start: int) -> _Expr | None:
     return _Expr(start, end, total + group, has_multiplier, has_big, has_separator, leading_multiplier)
 
 
+def _to_number(written: str) -> int | Decimal:
+    digits = written.replace(",", "")
+    return Decimal(digits) if "." in digits else int(digits)
+
+
 def _read_prefixes(text: str, start: int) -> tuple[int, bool, bool]:
     """Where the quantity's span starts, whether a currency sign precedes it, whether 약 … does."""
+    if text[start - 1 : start] not in _PREFIX_LAST_CHARS:
+        return start, False, False
     cursor = start
     currency = False
     before = cursor - 1 if text[cursor - 1 : cursor] == " " else cursor
@@ -386,9 +501,9 @@ def _followed_by_other_unit(text: str, position: int) -> bool:
     return not rest or rest in PARTICLES or rest.startswith(_COUNT_FOLLOWERS)
 
 
-def _parse_hangul(text: str) -> list[Quantity]:
+def _parse_hangul(text: str, matches: Iterable[re.Match] | None = None) -> list[Quantity]:
     found = []
-    for match in _HANGUL_NUMERAL_RE.finditer(text):
+    for match in _HANGUL_NUMERAL_RE.finditer(text) if matches is None else matches:
         start = match.start()
         chunks = match.group().split(" ")
         # A chunk joins the next one across a space only if it ends in 만/억/조 ("삼만 오천 원"); else
@@ -399,9 +514,9 @@ def _parse_hangul(text: str) -> list[Quantity]:
                 chunks = chunks[index:]
                 break
         value = hangul_numeral_value("".join(chunks))
-        if value is None:
-            continue
         won = _WON_AFTER_HANGUL_RE.match(text, match.end())
+        if value is None or won is None:  # won is None only past a search's end: 원래, 원칙 ...
+            continue
         end = won.end()
         approx = False
         if text.startswith("대", end):
