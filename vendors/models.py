@@ -4,10 +4,15 @@ from django.db import models
 class Vendor(models.Model):
     """A B2B counterpart. `code` is the number staff put in room names, e.g. `(1234) 대한물산`."""
 
+    class AnswerMode(models.TextChoices):
+        AUTO = "auto", "자동 발송"
+        REVIEW = "review", "검토 후 발송"
+
     code = models.CharField("벤더 코드", max_length=32, unique=True)
     name = models.CharField("벤더명", max_length=200)
     aliases = models.JSONField("별칭", default=list, blank=True)
     is_active = models.BooleanField("활성", default=True)
+    answer_mode = models.CharField("답변 모드", max_length=16, choices=AnswerMode.choices, default=AnswerMode.AUTO)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -54,6 +59,10 @@ class Product(models.Model):
     name = models.CharField("상품명", max_length=200)
     sku = models.CharField("SKU", max_length=64)
     unit_price = models.PositiveBigIntegerField("단가(원)")
+    category = models.CharField("카테고리", max_length=100, blank=True)
+    cost_price = models.PositiveBigIntegerField("원가(원)", null=True, blank=True)
+    stock_quantity = models.PositiveIntegerField("재고", default=0)
+    safety_stock = models.PositiveIntegerField("안전 재고", default=0)
     # Derived, normalised text the trigram index covers; written by vendors.records, never edited by hand.
     search_text = models.TextField("검색 텍스트", blank=True, editable=False)
     updated_at = models.DateTimeField("수정 시각", auto_now=True)
