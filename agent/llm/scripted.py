@@ -7,8 +7,10 @@ Each step is one of:
 - a callable ``(messages, tools) -> LlmReply | dict`` for replies that depend on the conversation;
 - an exception instance or class, raised as the provider's failure (e.g. ``LlmTransientError("timeout")``).
 
-``purpose_steps`` gives separate scripts per purpose (e.g. ``{"judge": [...], "rewrite": [...]}``); calls with
-any other purpose take the main ``steps``. Running out of steps raises ``ScriptExhausted``, which is not an
+``purpose_steps`` gives separate scripts per purpose (e.g. ``{"judge": [...], "rewrite": [...]}``). Without
+one, a "rewrite" call gets ``__NO_REWRITE__`` and a "judge" call gets ``{"verdict": "unsupported"}`` (the
+safe answers: no rewrite, no evidence), so an answer script is never shifted by them; every other call takes
+the main ``steps``. All calls are recorded. Running out of steps raises ``ScriptExhausted``, which is not an
 ``LlmError``, so a test never mistakes a script that is too short for a provider failure.
 """
 
@@ -18,9 +20,16 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from agent.llm.base import LlmReply, ToolCallRequest, ToolSpec
+from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
+from agent.llm.prompts import NO_REWRITE
 
 Step = LlmReply | Mapping | Callable | BaseException | type[BaseException]
+
+# Replies to unscripted rewrite and judge calls: keep the question, count the value as unsupported.
+_UNSCRIPTED_REPLIES = {
+    PURPOSE_REWRITE: NO_REWRITE,
+    PURPOSE_JUDGE: json.dumps({"verdict": "unsupported", "quote": ""}),
+}
 
 
 class ScriptExhausted(RuntimeError):
@@ -69,6 +78,8 @@ class ScriptedProvider:
         script_key = purpose if purpose in self._steps else None
         with self._lock:
             self.calls.append(ScriptedCall(copy.deepcopy(messages), list(tools or []), purpose))
+            if script_key is None and purpose in _UNSCRIPTED_REPLIES:
+                return LlmReply(content=_UNSCRIPTED_REPLIES[purpose], model=self.model, provider=self.name)
             position = self._positions[script_key]
             script = self._steps[script_key]
             if position >= len(script):

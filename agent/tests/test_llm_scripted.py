@@ -1,5 +1,7 @@
 """The scripted provider plays back replies, raises scripted failures and records every call."""
 
+import json
+
 import pytest
 
 from agent.llm import LlmError, LlmReply, LlmTransientError, ToolSpec
@@ -102,13 +104,24 @@ def test_purpose_scripts_are_consumed_separately():
     """Judge and rewrite calls can have their own scripts, so an answer script is not shifted by them."""
     provider = ScriptedProvider(
         [{"content": "답변 1"}, {"content": "답변 2"}],
-        purpose_steps={"judge": ['{"verdict": "unsupported"}'], "rewrite": [{"content": "__NO_REWRITE__"}]},
+        purpose_steps={"judge": ['{"verdict": "unsupported"}'], "rewrite": [{"content": "하이패스 단말기 얼마야?"}]},
     )
 
-    assert provider.chat([], purpose="rewrite").content == "__NO_REWRITE__"
+    assert provider.chat([], purpose="rewrite").content == "하이패스 단말기 얼마야?"
     assert provider.chat([]).content == "답변 1"
     with pytest.raises(TypeError, match="not a reply"):
         provider.chat([], purpose="judge")  # a bare string is not a step
     assert provider.chat([], purpose="answer").content == "답변 2"
     with pytest.raises(ScriptExhausted, match="'judge' script"):
         provider.chat([], purpose="judge")
+
+
+def test_unscripted_rewrite_and_judge_calls_get_the_safe_answers():
+    """Without their own scripts, a rewrite call keeps the question and a judge call finds no evidence; the
+    answer script is untouched and the calls are still recorded."""
+    provider = ScriptedProvider([{"content": "답변"}])
+
+    assert provider.chat([], purpose="rewrite").content == "__NO_REWRITE__"
+    assert json.loads(provider.chat([], purpose="judge").content) == {"verdict": "unsupported", "quote": ""}
+    assert provider.chat([]).content == "답변"
+    assert [call.purpose for call in provider.calls] == ["rewrite", "judge", "answer"]
