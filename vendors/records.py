@@ -1,8 +1,14 @@
 """Per-counterpart records: search (always scoped to one vendor), import from files, and the demo load.
 
-Search works on a derived `search_text` column (NFKC, lower case) that every writer here keeps in sync. On
-PostgreSQL it is covered by a pg_trgm GIN index (migration 0002) and ranked by token hits plus trigram
-word similarity; on SQLite (the embedded default) it falls back to substring matching of the same tokens.
+Search runs on `search_text`, a derived column (NFKC, lower case) every writer here keeps in sync, and filters by
+the vendor in the same SQL as the match:
+1. exact pass — rows of the vendor in which a query token is a substring, scored by the share of tokens found.
+   Two-syllable Korean words (`단가`, `정산`) have no trigram to look up, so this pass reads the vendor's rows
+   through the vendor index and tests them with LIKE (cheap per row); PostgreSQL may use the pg_trgm GIN index
+   for tokens of three or more characters when that is cheaper.
+2. similar pass (PostgreSQL only), for tokens of three or more characters that no exact hit contains — pg_trgm
+   word similarity (`%>`) through its GIN index (`단말기들` still finds `단말기`). It runs only then, because
+   word similarity costs far more per row than LIKE.
 """
 
 import csv
@@ -17,8 +23,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
-from django.db.models.functions import Cast
 from django.utils import timezone
 
 from agent.knowledge.types import EvidenceItem
@@ -108,14 +112,16 @@ def values_text(values: dict) -> str:
     return " · ".join(f"{key}: {_value_text(value)}" for key, value in values.items())
 
 
-def record_search_text(record: VendorRecord) -> str:
+def record_search_refresh(record: VendorRecord) -> None:
+    """Set the record's derived search text from its fields (the caller saves)."""
     parts = [record.get_kind_display(), record.title, record.body, values_text(record.values or {})]
-    return search_normalize(" ".join(p for p in parts if p))
+    record.search_text = search_normalize(" ".join(p for p in parts if p))
 
 
-def product_search_text(product: Product, brand: Brand | None) -> str:
+def product_search_refresh(product: Product, brand: Brand | None) -> None:
+    """Set the product's derived search text from its fields and its brand's names (the caller saves)."""
     brand_names = " ".join(brand.all_names) if brand else ""
-    return search_normalize(f"{brand_names} {product.name} {product.sku} 상품 단가")
+    product.search_text = search_normalize(f"{brand_names} {product.name} {product.sku} 상품 단가")
 
 
 def _effective_text(record: VendorRecord) -> str:
@@ -139,8 +145,8 @@ def record_evidence_text(record: VendorRecord) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def product_evidence_text(product: Product) -> str:
-    brand = f"{product.brand.name} " if product.brand else ""
+def product_evidence_text(product: Product, brand_name: str | None) -> str:
+    brand = f"{brand_name} " if brand_name else ""
     return f"{brand}{product.name} ({product.sku}) 단가 {product.unit_price:,}원"
 
 
@@ -148,50 +154,62 @@ def product_evidence_text(product: Product) -> str:
 # Search
 # ---------------------------------------------------------------------------------------------------------------
 
-# Each query token scores 1 when it is a substring of the row's search text, else its pg_trgm word similarity
-# when that clears RECORDS_TRGM_WORD_SIMILARITY (a suffix such as `단말기들` still finds `단말기`), else 0.
-# A row's score is the mean over the tokens; a record whose validity ended loses 0.1 so current terms come first.
+# A token scores 1 when it is a substring of the row's search text; in the similar pass a token no exact hit
+# contains scores its pg_trgm word similarity instead (when it clears RECORDS_TRGM_WORD_SIMILARITY). A row's
+# score is the mean over the query's tokens; a record whose validity ended loses 0.1 so current terms come first.
+# The SQL is written out (parameters only, never interpolated values): it is the hot path, and the ORM spent more
+# time compiling these CASE expressions than PostgreSQL spent running them.
 _EXPIRED_PENALTY = 0.1
-
-
 _TRIGRAM_MIN_WORD_CHARS = 3  # shorter tokens share trigrams with half of any text (`or`, `1=1`)
 _NON_WORD = re.compile(r"\W")
+_LIKE = "t.search_text LIKE %s ESCAPE '\\'"
+_SIMILAR = "t.search_text %%> %s"  # %% is a literal % for the DB-API parameter style
 
 
-def _token_match_and_score(token: str, *, trigram: bool) -> tuple[Q, Case]:
-    contains = Q(search_text__contains=token)
-    if not trigram or len(_NON_WORD.sub("", token)) < _TRIGRAM_MIN_WORD_CHARS:
-        return contains, Case(When(contains, then=Value(1.0)), default=Value(0.0))
-    from django.contrib.postgres.search import TrigramWordSimilarity
-
-    # `%>` is pg_trgm's indexable word-similarity operator; its threshold is set for the search's transaction.
-    similar = Q(search_text__trigram_word_similar=token)
-    score = Case(
-        When(contains, then=Value(1.0)),
-        When(similar, then=TrigramWordSimilarity(token, "search_text")),
-        default=Value(0.0),
-        output_field=FloatField(),
-    )
-    return contains | similar, score
+def _like_pattern(token: str) -> str:
+    return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _ranked(queryset: QuerySet, tokens: list[str], *, limit: int, expiry_field: str | None) -> list:
-    """Rank one vendor's rows of one model against the tokens; the vendor filter is already in `queryset`."""
-    trigram = connection.vendor == "postgresql"
-    matches, total = Q(), Value(0.0)
+def _search_pass(model, *, vendor_id: int, tokens: list[str], similar_tokens: list[str], limit: int) -> list:
+    """One model's rows of one vendor, scored and ordered in SQL. With `similar_tokens` this is the similar pass
+    (candidates by pg_trgm `%>`), without it the exact pass (candidates by LIKE)."""
+    scores, score_params, candidates, candidate_params = [], [], [], []
     for token in tokens:
-        token_match, token_score = _token_match_and_score(token, trigram=trigram)
-        matches |= token_match
-        total = total + token_score
-    score = total / Value(float(len(tokens)))
-    if expiry_field:
-        expired = Q(**{f"{expiry_field}__lt": timezone.localdate()})
-        score = score - Case(When(expired, then=Value(_EXPIRED_PENALTY)), default=Value(0.0))
-    return list(
-        queryset.filter(matches)
-        .annotate(score=Cast(score, FloatField()))
-        .order_by(F("score").desc(), F("updated_at").desc(), F("pk").desc())[:limit]
+        pattern = _like_pattern(token)
+        if token in similar_tokens:
+            scores.append(
+                f"CASE WHEN {_LIKE} THEN 1.0 WHEN {_SIMILAR} THEN word_similarity(%s, t.search_text) ELSE 0.0 END"
+            )
+            score_params += [pattern, token, token]
+            candidates.append(_SIMILAR)
+            candidate_params.append(token)
+        else:
+            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 ELSE 0.0 END")
+            score_params.append(pattern)
+            if not similar_tokens:
+                candidates.append(_LIKE)
+                candidate_params.append(pattern)
+    score = f"({' + '.join(scores)}) / {float(len(tokens))}"
+    if model is VendorRecord:
+        score += f" - CASE WHEN t.effective_to < %s THEN {_EXPIRED_PENALTY} ELSE 0.0 END"
+        score_params.append(timezone.localdate().isoformat())
+        columns, join = "t.*", ""
+    else:
+        columns, join = "t.*, b.name AS brand_name", f"LEFT JOIN {Brand._meta.db_table} b ON b.id = t.brand_id"
+    sql = (
+        f"SELECT {columns}, CAST({score} AS double precision) AS score FROM {model._meta.db_table} t {join} "
+        f"WHERE t.vendor_id = %s AND ({' OR '.join(candidates)}) "
+        "ORDER BY score DESC, t.updated_at DESC, t.id DESC LIMIT %s"
     )
+    return list(model.objects.raw(sql, [*score_params, vendor_id, *candidate_params, limit]))
+
+
+def _merged(exact: list, similar: list, limit: int) -> list:
+    best = {row.pk: row for row in exact}
+    for row in similar:
+        if row.pk not in best or row.score > best[row.pk].score:
+            best[row.pk] = row
+    return sorted(best.values(), key=lambda row: (-row.score, -row.updated_at.timestamp(), -row.pk))[:limit]
 
 
 def vendor_records_search(*, vendor: Vendor, query: str, limit: int) -> list[EvidenceItem]:
@@ -204,19 +222,24 @@ def vendor_records_search(*, vendor: Vendor, query: str, limit: int) -> list[Evi
     tokens = query_tokens(query)
     if limit <= 0 or not tokens:
         return []
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-                    [str(settings.RECORDS_TRGM_WORD_SIMILARITY)],
-                )
-        records = _ranked(
-            VendorRecord.objects.filter(vendor_id=vendor.pk), tokens, limit=limit, expiry_field="effective_to"
-        )
-        products = _ranked(
-            Product.objects.filter(vendor_id=vendor.pk).select_related("brand"), tokens, limit=limit, expiry_field=None
-        )
+    scope = {"vendor_id": vendor.pk, "tokens": tokens, "limit": limit}
+    records = _search_pass(VendorRecord, similar_tokens=[], **scope)
+    products = _search_pass(Product, similar_tokens=[], **scope)
+    found_in = [row.search_text for row in [*records, *products]]
+    similar_tokens = [
+        token
+        for token in tokens
+        if len(_NON_WORD.sub("", token)) >= _TRIGRAM_MIN_WORD_CHARS and not any(token in text for text in found_in)
+    ]
+    if similar_tokens and connection.vendor == "postgresql":
+        with transaction.atomic(), connection.cursor() as cursor:
+            # `%>` reads its threshold from this transaction-local setting.
+            cursor.execute(
+                "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
+                [str(settings.RECORDS_TRGM_WORD_SIMILARITY)],
+            )
+            records = _merged(records, _search_pass(VendorRecord, similar_tokens=similar_tokens, **scope), limit)
+            products = _merged(products, _search_pass(Product, similar_tokens=similar_tokens, **scope), limit)
     items = [_record_item(record) for record in records] + [_product_item(product) for product in products]
     items.sort(key=lambda item: -item.score)
     return items[:limit]
@@ -244,13 +267,13 @@ def _product_item(product: Product) -> EvidenceItem:
     return EvidenceItem(
         source_kind="record",
         reference=f"product:{product.pk}",
-        text=product_evidence_text(product),
+        text=product_evidence_text(product, product.brand_name),
         score=round(product.score, 4),
         title=product.name,
         extra={
             "kind": "product",
             "sku": product.sku,
-            "brand": product.brand.name if product.brand else "",
+            "brand": product.brand_name or "",
             "unit_price": product.unit_price,
         },
     )
@@ -273,7 +296,8 @@ ROW_TYPES = ("record", "product", "brand")
 COLUMNS = {
     "record": {"type", "vendor_code", "kind", "title", "body", "values", "effective_from", "effective_to", "source",
                "source_id"},
-    "product": {"type", "vendor_code", "sku", "name", "brand", "unit_price"},
+    "product": {"type", "vendor_code", "sku", "name", "brand", "unit_price", "category", "cost_price",
+                "stock_quantity", "safety_stock"},
     "brand": {"type", "brand", "aliases"},
 }  # fmt: skip
 ALL_COLUMNS = set().union(*COLUMNS.values())
@@ -394,17 +418,38 @@ def _json_value(value, column: str, expected: type, errors: list[str]):
     return value
 
 
-def _won(value, errors: list[str]) -> int | None:
+_WON_MAX = 9_223_372_036_854_775_807  # PositiveBigIntegerField's upper bound
+_QUANTITY_MAX = 2_147_483_647  # PositiveIntegerField's upper bound on PostgreSQL
+
+
+def _won(value, column: str, errors: list[str]) -> int | None:
     text = _text(value).replace(",", "").removesuffix("원").strip()
     try:
         amount = Decimal(text)
     except InvalidOperation:
-        errors.append(f"unit_price: 원 단위 숫자여야 합니다 ({_text(value)!r})")
+        amount = None
+    if amount is None or not amount.is_finite():  # `NaN` and `Infinity` parse as Decimals
+        errors.append(f"{column}: 원 단위 숫자여야 합니다 ({_text(value)!r})")
         return None
-    if amount < 0 or amount != amount.to_integral_value():
-        errors.append(f"unit_price: 0 이상의 정수여야 합니다 ({_text(value)!r})")
+    if not 0 <= amount <= _WON_MAX or amount != amount.to_integral_value():
+        errors.append(f"{column}: 0 이상의 정수여야 합니다 ({_text(value)!r})")
         return None
     return int(amount)
+
+
+def _quantity(value, column: str, errors: list[str]) -> int | None:
+    text = _text(value).replace(",", "")
+    try:
+        quantity = Decimal(text)
+    except InvalidOperation:
+        quantity = None
+    if quantity is None or not quantity.is_finite() or quantity != quantity.to_integral_value():
+        errors.append(f"{column}: 정수여야 합니다 ({_text(value)!r})")
+        return None
+    if not 0 <= quantity <= _QUANTITY_MAX:
+        errors.append(f"{column}: 0 이상 {_QUANTITY_MAX:,} 이하여야 합니다 ({_text(value)!r})")
+        return None
+    return int(quantity)
 
 
 def _required(data: dict, column: str, max_length: int, errors: list[str]) -> str:
@@ -454,13 +499,22 @@ def _product_row(data: dict, context: _ValidationContext, plan: ImportPlan, erro
     vendor_id = _vendor_id(data, context, errors)
     sku = _required(data, "sku", 64, errors)
     name = _required(data, "name", 200, errors)
-    unit_price = _won(data.get("unit_price"), errors)
+    unit_price = _won(data.get("unit_price"), "unit_price", errors)
     brand = _optional(data, "brand", 200, errors)
     if brand and brand not in context.known_brands:
         errors.append(f"brand: 등록되지 않은 브랜드입니다 ({brand}) — brand 행으로 먼저 등록하세요")
+    # Optional inventory columns: only the ones the row fills in are written (see PRODUCT_OPTIONAL_COLUMNS).
+    inventory = {}
+    if _text(data.get("category")):
+        inventory["category"] = _optional(data, "category", 100, errors)
+    if _text(data.get("cost_price")):
+        inventory["cost_price"] = _won(data.get("cost_price"), "cost_price", errors)
+    for column in ("stock_quantity", "safety_stock"):
+        if _text(data.get(column)):
+            inventory[column] = _quantity(data.get(column), column, errors)
     if not errors:
         plan.products.append(
-            {"vendor_id": vendor_id, "sku": sku, "name": name, "unit_price": unit_price, "brand": brand}
+            {"vendor_id": vendor_id, "sku": sku, "name": name, "unit_price": unit_price, "brand": brand, **inventory}
         )
     return ("product", vendor_id, sku)
 
@@ -557,9 +611,14 @@ def _brands_write(plan: ImportPlan, now) -> tuple[dict[str, Brand], int]:
     # Products indexed under a brand's old aliases are re-indexed, including ones this file does not touch.
     stale = list(Product.objects.filter(brand__in=changed).select_related("brand"))
     for product in stale:
-        product.search_text = product_search_text(product, product.brand)
+        product_search_refresh(product, product.brand)
     Product.objects.bulk_update(stale, ["search_text"], batch_size=1000)
     return brands, len(new) + len(changed)
+
+
+# A blank or missing optional cell keeps the stored value (a new product gets the model default), so a price
+# list without stock columns does not wipe the stock that another file set.
+PRODUCT_OPTIONAL_COLUMNS = ("category", "cost_price", "stock_quantity", "safety_stock")
 
 
 def _products_write(plan: ImportPlan, brands: dict[str, Brand], now) -> dict[str, int]:
@@ -578,9 +637,16 @@ def _products_write(plan: ImportPlan, brands: dict[str, Brand], now) -> dict[str
         else:
             changed.append(product)
         product.name, product.unit_price, product.brand, product.updated_at = row["name"], row["unit_price"], brand, now
-        product.search_text = product_search_text(product, brand)
+        for column in PRODUCT_OPTIONAL_COLUMNS:
+            if column in row:
+                setattr(product, column, row[column])
+        product_search_refresh(product, brand)
     Product.objects.bulk_create(new, batch_size=1000)
-    Product.objects.bulk_update(changed, ["name", "unit_price", "brand", "search_text", "updated_at"], batch_size=1000)
+    Product.objects.bulk_update(
+        changed,
+        ["name", "unit_price", "brand", *PRODUCT_OPTIONAL_COLUMNS, "search_text", "updated_at"],
+        batch_size=1000,
+    )
     return {"products_created": len(new), "products_updated": len(changed)}
 
 
@@ -607,7 +673,7 @@ def _records_write(plan: ImportPlan, now) -> dict[str, int]:
         for name in _RECORD_FIELDS:
             setattr(record, name, row[name])
         record.updated_at = now
-        record.search_text = record_search_text(record)
+        record_search_refresh(record)
     VendorRecord.objects.bulk_create(new, batch_size=1000)
     VendorRecord.objects.bulk_update(changed, [*_RECORD_FIELDS, "search_text", "updated_at"], batch_size=1000)
     return {"records_created": len(new), "records_updated": len(changed)}

@@ -3,7 +3,7 @@
 import factory
 
 from vendors.models import Brand, Product, VendorRecord
-from vendors.records import product_search_text, record_search_text
+from vendors.records import product_search_refresh, record_search_refresh
 
 
 class BrandFactory(factory.django.DjangoModelFactory):
@@ -28,7 +28,7 @@ class ProductFactory(factory.django.DjangoModelFactory):
     @classmethod
     def _create(cls, model_class, *args, **kwargs):
         product = model_class(*args, **kwargs)
-        product.search_text = product_search_text(product, product.brand)
+        product_search_refresh(product, product.brand)
         product.save()
         return product
 
@@ -47,6 +47,6 @@ class VendorRecordFactory(factory.django.DjangoModelFactory):
     @classmethod
     def _create(cls, model_class, *args, **kwargs):
         record = model_class(*args, **kwargs)
-        record.search_text = record_search_text(record)
+        record_search_refresh(record)
         record.save()
         return record

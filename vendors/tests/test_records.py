@@ -1,6 +1,7 @@
 """Per-counterpart record search: scoped to the vendor inside the query, Korean particles, products, ranking."""
 
 import datetime
+import re
 
 import pytest
 from django.db import connection
@@ -232,8 +233,8 @@ def test_vendor_filter_is_inside_every_search_query(counterpart, terminal_contra
 
     reads = [q["sql"] for q in captured.captured_queries if q["sql"].lstrip().upper().startswith("SELECT")]
     row_reads = [sql for sql in reads if "search_text" in sql]
-    assert len(row_reads) == 2  # records, products
-    assert all(f'"vendor_id" = {counterpart.pk}' in sql for sql in row_reads)
+    assert len(row_reads) >= 2  # records and products; a similar pass each when the exact pass found nothing
+    assert all(re.search(rf'\bvendor_id"? = {counterpart.pk}\b', sql) for sql in row_reads)
 
 
 WORDS_OF_BOTH = ["가온", "특별", "리베이트", "조건", "참기름", "GA-777", "다온식품", "단말기", "공급", "계약", "1002"]
