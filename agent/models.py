@@ -76,3 +76,79 @@ class FaqVersion(models.Model):
 
     def __str__(self):
         return f"FAQ#{self.entry_ref} {self.reason}"
+
+
+# --- LightRAG knowledge hub ---
+
+
+class KnowledgeWorkspace(models.Model):
+    """One LightRAG workspace of the knowledge hub (a sub-folder of `LIGHTRAG_WORKING_DIR` on the default storages).
+
+    `revision` goes up with every committed hub write to the workspace: a process whose in-memory copy was loaded
+    at an older revision reloads it before its next search (LightRAG's file storages never refresh on their own).
+    """
+
+    # The LightRAG workspace name and folder: fixed once created, so staff rename `title`, never this.
+    slug = models.SlugField("슬러그", max_length=50, unique=True)
+    title = models.CharField("이름", max_length=100)
+    description = models.TextField("설명", blank=True)
+    # Words that route a question to this workspace (see agent.knowledge.hub.workspaces_route).
+    routing_keywords = models.JSONField("라우팅 키워드", default=list, blank=True)
+    enabled = models.BooleanField("사용", default=True)
+    revision = models.PositiveIntegerField("리비전", default=0, editable=False)
+    updated_at = models.DateTimeField("수정 시각", auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "지식 워크스페이스"
+        verbose_name_plural = "지식 워크스페이스"
+
+    def __str__(self):
+        return f"{self.title} ({self.slug})"
+
+
+class KnowledgeDocument(models.Model):
+    """A text document ingested into one hub workspace. The row keeps the text, so it can be ingested again."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "대기"
+        INGESTED = "ingested", "반영됨"
+        FAILED = "failed", "실패"
+
+    class Extractor(models.TextChoices):
+        LOCAL = "local", "로컬 추출기"
+        LLM = "llm", "LLM 추출"
+
+    workspace = models.ForeignKey(
+        KnowledgeWorkspace, verbose_name="워크스페이스", on_delete=models.PROTECT, related_name="documents"
+    )
+    title = models.CharField("제목", max_length=300)
+    source = models.CharField("출처", max_length=200, blank=True)
+    file_name = models.CharField("파일명", max_length=255, blank=True)
+    content = models.TextField("본문")
+    sha256 = models.CharField("본문 해시", max_length=64, editable=False)
+    status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    extractor = models.CharField("그래프 추출", max_length=16, choices=Extractor.choices, blank=True)
+    error = models.TextField("오류", blank=True)
+    chunk_count = models.PositiveIntegerField("청크 수", default=0)
+    entity_count = models.PositiveIntegerField("엔터티 수", default=0)
+    relation_count = models.PositiveIntegerField("관계 수", default=0)
+    ingested_at = models.DateTimeField("반영 시각", null=True, blank=True)
+    created_at = models.DateTimeField("등록 시각", auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "지식 문서"
+        verbose_name_plural = "지식 문서"
+        constraints = [
+            # The same text twice in one workspace is one document: ingesting it again reuses the row.
+            models.UniqueConstraint(fields=["workspace", "sha256"], name="knowledge_document_unique_content")
+        ]
+
+    def __str__(self):
+        return self.title
+
+    @property
+    def hub_doc_id(self) -> str:
+        """The document's id inside LightRAG (chunk `full_doc_id`, file path prefix)."""
+        return f"doc-{self.pk}"

@@ -254,15 +254,15 @@ KNOWLEDGE_HUB_CHUNK_TOP_K = env.int("KNOWLEDGE_HUB_CHUNK_TOP_K", default=8)  # c
 KNOWLEDGE_HUB_RESULT_LIMIT = env.int("KNOWLEDGE_HUB_RESULT_LIMIT", default=8)  # items one search returns
 # LightRAG's own vector floor, and ours: items whose cosine to the question is below it are dropped.
 # Both belong to the embedding model (calibrated for the local one in docs/knowledge.md).
-KNOWLEDGE_HUB_COSINE_THRESHOLD = env.float("KNOWLEDGE_HUB_COSINE_THRESHOLD", default=0.2)
-KNOWLEDGE_HUB_MIN_SCORE = env.float("KNOWLEDGE_HUB_MIN_SCORE", default=0.3)
+KNOWLEDGE_HUB_COSINE_THRESHOLD = env.float("KNOWLEDGE_HUB_COSINE_THRESHOLD", default=0.1)
+KNOWLEDGE_HUB_MIN_SCORE = env.float("KNOWLEDGE_HUB_MIN_SCORE", default=0.2)
 # A question whose routing keywords hit more workspaces than this is asked of all of them.
 KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES = env.int("KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES", default=4)
 KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS = env.int("KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS", default=500_000)
 # Local extractor (used when no LLM is configured): chunk size and graph density.
 KNOWLEDGE_HUB_CHUNK_CHARS = env.int("KNOWLEDGE_HUB_CHUNK_CHARS", default=800)
-KNOWLEDGE_HUB_ENTITIES_PER_CHUNK = env.int("KNOWLEDGE_HUB_ENTITIES_PER_CHUNK", default=12)
-KNOWLEDGE_HUB_RELATIONS_PER_CHUNK = env.int("KNOWLEDGE_HUB_RELATIONS_PER_CHUNK", default=24)
+KNOWLEDGE_HUB_ENTITIES_PER_CHUNK = env.int("KNOWLEDGE_HUB_ENTITIES_PER_CHUNK", default=10)
+KNOWLEDGE_HUB_RELATIONS_PER_CHUNK = env.int("KNOWLEDGE_HUB_RELATIONS_PER_CHUNK", default=12)
 # LightRAG's own LLM extraction when an OpenAI-compatible endpoint is set (defaults to the agent's endpoint).
 KNOWLEDGE_HUB_LLM_BASE_URL = env("KNOWLEDGE_HUB_LLM_BASE_URL", default=env("OPENAI_BASE_URL", default=""))
 KNOWLEDGE_HUB_LLM_API_KEY = env("KNOWLEDGE_HUB_LLM_API_KEY", default=env("OPENAI_API_KEY", default=""))

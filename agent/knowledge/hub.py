@@ -1,0 +1,446 @@
+"""The LightRAG knowledge hub: documents into workspaces, evidence out of them, and its health.
+
+Writes (`hub_document_ingest`, `hub_document_reingest`, `hub_demo_load`) lock the workspace row for the whole
+LightRAG write, so writers of one workspace are serialised across processes and hosts, and bump its `revision`
+in the same transaction; readers (`hub_search`) compare the revisions they loaded with the database and reload
+a workspace that changed (see `hub_runtime`).
+
+Retrieval never calls an LLM: the question's keywords are extracted locally (`korean_terms.query_keywords`) and
+given to LightRAG, which returns structured chunks, entities and relations; each becomes an `EvidenceItem`
+scored by the cosine similarity of its stored vector to the question.
+"""
+
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import threading
+import time
+from collections import namedtuple
+from pathlib import Path
+
+from django.apps import apps
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F, Max
+from django.utils import timezone
+
+from agent.knowledge import hub_graph
+from agent.knowledge.hub_extract import document_chunks, graph_draft_build
+from agent.knowledge.hub_runtime import HubError, lightrag_modules, llm_configured, runtime_get, runtime_problems
+from agent.knowledge.korean_terms import (
+    BRAND,
+    ORGANIZATION,
+    ProperNounLexicon,
+    query_keywords,
+    terms_extract,
+    text_normalise,
+)
+from agent.knowledge.types import EvidenceItem
+from agent.models import KnowledgeDocument, KnowledgeWorkspace
+from monitoring.services import audit_record
+
+logger = logging.getLogger(__name__)
+
+DEMO_KNOWLEDGE_DIR = Path(settings.BASE_DIR) / "demo" / "data" / "knowledge"
+LEXICON_RECHECK_SECONDS = 60.0
+_DOC_FILE_PATH = re.compile(r"^doc-(\d+):")
+
+
+class KnowledgeIngestError(ValueError):
+    """A document that cannot be ingested as given (unknown workspace, empty or oversized text)."""
+
+
+# --- proper nouns -------------------------------------------------------------------------------------------------
+
+_lexicon_lock = threading.Lock()
+_lexicon_state = {"signature": None, "lexicon": None, "checked_at": 0.0}
+
+
+def _brand_model():
+    try:
+        return apps.get_model("vendors", "Brand")
+    except LookupError:
+        return None
+
+
+def lexicon_get(*, max_age_seconds: float = LEXICON_RECHECK_SECONDS) -> ProperNounLexicon:
+    """Vendor and brand names (with aliases) as a lexicon, rebuilt when either table changed.
+
+    Whether they changed is checked at most every `max_age_seconds` (ingestion passes 0).
+    """
+    from vendors.models import Vendor
+
+    now = time.monotonic()
+    if _lexicon_state["lexicon"] is not None and now - _lexicon_state["checked_at"] < max_age_seconds:
+        return _lexicon_state["lexicon"]
+    brand_model = _brand_model()
+    sources = [(Vendor, ORGANIZATION)] + ([(brand_model, BRAND)] if brand_model else [])
+    signature = tuple(
+        tuple(model.objects.aggregate(count=Count("pk"), latest=Max("updated_at")).values()) for model, _ in sources
+    )
+    with _lexicon_lock:
+        if _lexicon_state["signature"] != signature:
+            entries = []
+            for model, kind in sources:
+                for name, aliases in model.objects.values_list("name", "aliases"):
+                    entries += [(written, name, kind) for written in [name, *(aliases or [])]]
+            _lexicon_state["lexicon"] = ProperNounLexicon(entries)
+            _lexicon_state["signature"] = signature
+        _lexicon_state["checked_at"] = now
+        return _lexicon_state["lexicon"]
+
+
+# --- writes -----------------------------------------------------------------------------------------------------
+
+
+def _actor_fields(actor) -> tuple[str, str | None]:
+    """A staff user, or a label for a command or loader (`"command:ingest_knowledge"`), or None for the system."""
+    if actor is None:
+        return "system", None
+    if getattr(actor, "pk", None) is not None:
+        return "staff", actor.pk
+    return "system", str(actor)
+
+
+def _workspace_resolve(workspace) -> KnowledgeWorkspace:
+    if isinstance(workspace, KnowledgeWorkspace):
+        return workspace
+    try:
+        return KnowledgeWorkspace.objects.get(slug=workspace)
+    except KnowledgeWorkspace.DoesNotExist:
+        raise KnowledgeIngestError(f"unknown knowledge workspace: {workspace!r}") from None
+
+
+def _content_clean(content: str) -> str:
+    content = (content or "").replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
+    if not content:
+        raise KnowledgeIngestError("the document is empty")
+    if len(content) > settings.KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS:
+        raise KnowledgeIngestError(
+            f"the document has {len(content):,} characters; the limit is {settings.KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS:,}"
+        )
+    return content
+
+
+def hub_document_ingest(
+    *, workspace, title: str, content: str, source: str = "", file_name: str = "", actor=None
+) -> KnowledgeDocument:
+    """Store a document in `workspace` (a slug or row) and ingest it into the hub.
+
+    The same text in the same workspace is one document: it is not stored twice, and ingested again only if an
+    earlier attempt did not succeed. Returns the document, `INGESTED` or `FAILED` (with the error).
+    """
+    workspace = _workspace_resolve(workspace)
+    content = _content_clean(content)
+    actor_kind, actor_id = _actor_fields(actor)
+    with transaction.atomic():
+        document, created = KnowledgeDocument.objects.get_or_create(
+            workspace=workspace,
+            sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
+            defaults={
+                "title": (title or file_name or "문서").strip()[:300],
+                "source": source[:200],
+                "file_name": file_name[:255],
+                "content": content,
+            },
+        )
+        if created:
+            audit_record(
+                actor_kind=actor_kind,
+                actor_id=actor_id,
+                action="knowledge.document.create",
+                target=document,
+                data={"workspace": workspace.slug, "title": document.title, "chars": len(content)},
+            )
+    if document.status == KnowledgeDocument.Status.INGESTED:
+        return document
+    return hub_document_reingest(document=document, actor=actor)
+
+
+def _hub_file_path(document: KnowledgeDocument) -> str:
+    """The `file_path` LightRAG keeps for the document's chunks: its id first, so evidence finds the row again."""
+    # LightRAG keeps only a path's base name and drops `[...]` parser hints: neither may appear in the name.
+    name = re.sub(r"[/\\\[\]]", " ", document.file_name or document.title)
+    return f"{document.hub_doc_id}:{name}"
+
+
+def hub_document_reingest(*, document: KnowledgeDocument, actor=None) -> KnowledgeDocument:
+    """Ingest a stored document (again) into its workspace's graph; re-ingesting the same text is idempotent.
+
+    One transaction: lock the workspace row (writers of a workspace queue here, across processes), write to
+    LightRAG, bump the workspace revision, record the outcome and the audit row. A LightRAG failure is recorded
+    on the document (status `FAILED`) and leaves the revision as it was.
+    """
+    actor_kind, actor_id = _actor_fields(actor)
+    runtime = runtime_get()
+    use_llm = llm_configured()
+    with transaction.atomic():
+        workspace = KnowledgeWorkspace.objects.select_for_update().get(pk=document.workspace_id)
+        document = KnowledgeDocument.objects.select_for_update().get(pk=document.pk)
+        file_path = _hub_file_path(document)
+        try:
+            if use_llm:
+                write = hub_graph.document_insert_llm(
+                    runtime,
+                    workspace.slug,
+                    workspace.revision,
+                    doc_id=document.hub_doc_id,
+                    content=document.content,
+                    file_path=file_path,
+                )
+            else:
+                draft = graph_draft_build(
+                    doc_id=document.hub_doc_id,
+                    file_path=file_path,
+                    chunks=document_chunks(document.content, max_chars=settings.KNOWLEDGE_HUB_CHUNK_CHARS),
+                    lexicon=lexicon_get(max_age_seconds=0),
+                    entities_per_chunk=settings.KNOWLEDGE_HUB_ENTITIES_PER_CHUNK,
+                    relations_per_chunk=settings.KNOWLEDGE_HUB_RELATIONS_PER_CHUNK,
+                )
+                write = hub_graph.graph_insert(runtime, workspace.slug, workspace.revision, draft)
+            counts = runtime.call(write, timeout=settings.KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS)
+        except Exception as error:  # LightRAG, the embedder or the LLM failed: record it on the document
+            logger.exception("ingesting knowledge document %s into %s failed", document.pk, workspace.slug)
+            # The instance may hold part of the write: this process reloads the workspace from its files.
+            with contextlib.suppress(HubError):
+                runtime.call(runtime.workspace_forget(workspace.slug), timeout=5)
+            document.status = KnowledgeDocument.Status.FAILED
+            document.error = f"{type(error).__name__}: {error}"[:2000]
+            document.save(update_fields=["status", "error"])
+            audit_record(
+                actor_kind=actor_kind,
+                actor_id=actor_id,
+                action="knowledge.document.fail",
+                target=document,
+                data={"workspace": workspace.slug, "error": document.error[:500]},
+            )
+            return document
+
+        revision = workspace.revision + 1
+        KnowledgeWorkspace.objects.filter(pk=workspace.pk).update(revision=F("revision") + 1, updated_at=timezone.now())
+        document.status = KnowledgeDocument.Status.INGESTED
+        document.extractor = KnowledgeDocument.Extractor.LLM if use_llm else KnowledgeDocument.Extractor.LOCAL
+        document.error = ""
+        document.chunk_count, document.entity_count, document.relation_count = (
+            counts.chunks,
+            counts.entities,
+            counts.relations,
+        )
+        document.ingested_at = timezone.now()
+        document.save()
+        audit_record(
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            action="knowledge.document.ingest",
+            target=document,
+            data={
+                "workspace": workspace.slug,
+                "revision": revision,
+                "extractor": document.extractor,
+                "chunks": counts.chunks,
+                "entities": counts.entities,
+                "relations": counts.relations,
+            },
+        )
+        slug, before = workspace.slug, workspace.revision
+        # This process's copy already holds the write; other processes reload when they see the new revision.
+        transaction.on_commit(
+            lambda: runtime.call(runtime.revision_advance(slug, before=before, after=revision), timeout=5)
+        )
+    return document
+
+
+def hub_demo_load(*, directory: Path | None = None, actor="demo") -> dict[str, int]:
+    """Ingest the demo documents (`demo/data/knowledge/<workspace slug>/*.md`); safe to run again.
+
+    Returns the number of documents now ingested per workspace slug.
+    """
+    directory = Path(directory or DEMO_KNOWLEDGE_DIR)
+    loaded: dict[str, int] = {}
+    for folder in sorted(path for path in directory.iterdir() if path.is_dir()):
+        for path in sorted(folder.glob("*.md")):
+            content = path.read_text(encoding="utf-8")
+            document = hub_document_ingest(
+                workspace=folder.name,
+                title=document_title(content, path.stem),
+                content=content,
+                source="demo",
+                file_name=path.name,
+                actor=actor,
+            )
+            if document.status == KnowledgeDocument.Status.INGESTED:
+                loaded[folder.name] = loaded.get(folder.name, 0) + 1
+    return loaded
+
+
+def document_title(content: str, fallback: str) -> str:
+    """The first Markdown heading, else the first line, else `fallback`."""
+    for line in content.splitlines():
+        line = line.strip()
+        if line:
+            return line.lstrip("#").strip()[:300] or fallback
+    return fallback
+
+
+# --- reads ------------------------------------------------------------------------------------------------------
+
+WorkspaceRow = namedtuple("WorkspaceRow", ["slug", "revision", "routing_keywords"])
+_workspace_rows_cache = {"rows": None, "read_at": 0.0}
+
+
+def _enabled_workspaces() -> list[WorkspaceRow]:
+    """Enabled workspaces with their revisions: read on every search unless KNOWLEDGE_HUB_REVISION_CHECK_SECONDS."""
+    max_age = settings.KNOWLEDGE_HUB_REVISION_CHECK_SECONDS
+    now = time.monotonic()
+    if max_age > 0 and _workspace_rows_cache["rows"] is not None and now - _workspace_rows_cache["read_at"] < max_age:
+        return _workspace_rows_cache["rows"]
+    rows = [
+        WorkspaceRow(*values)
+        for values in KnowledgeWorkspace.objects.filter(enabled=True).values_list(
+            "slug", "revision", "routing_keywords"
+        )
+    ]
+    _workspace_rows_cache.update(rows=rows, read_at=now)
+    return rows
+
+
+ALWAYS_ASKED = "*"  # a routing keyword that makes a workspace part of every routed question
+
+
+def _routing_form(text: str) -> str:
+    return re.sub(r"\s+", "", text_normalise(text).lower())
+
+
+def workspaces_route(query: str, workspaces: list[WorkspaceRow]) -> list[WorkspaceRow]:
+    """Which workspaces a question is asked of.
+
+    The question's nouns are extracted (particles and endings stripped, so `반품은` gives `반품` and `확인하나요`
+    gives nothing). A workspace is hit when one of its routing keywords is part of one of those nouns (`센터` in
+    `물류센터`; a keyword with spaces, `거래 조건`, may span neighbouring nouns). No workspace hit, or more than
+    KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES of them (a question too broad to route), means every enabled workspace.
+    Otherwise: the hit workspaces plus those with the keyword `*` (notices, which may change any rule).
+    """
+    nouns = [_routing_form(term.name) for term in terms_extract(query)]
+    joined = "".join(nouns)
+
+    def hit(keyword: str) -> bool:
+        keyword = _routing_form(keyword)
+        return (
+            bool(keyword) and keyword != ALWAYS_ASKED and (any(keyword in noun for noun in nouns) or keyword in joined)
+        )
+
+    hits = [workspace for workspace in workspaces if any(hit(keyword) for keyword in workspace.routing_keywords or [])]
+    if not hits or len(hits) > settings.KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES:
+        return workspaces
+    return [
+        workspace for workspace in workspaces if workspace in hits or ALWAYS_ASKED in (workspace.routing_keywords or [])
+    ]
+
+
+def hub_search(query: str, *, workspaces: list[str] | None = None, limit: int | None = None) -> list[EvidenceItem]:
+    """Evidence for a question from the hub: chunks, entities and relations, best first.
+
+    `workspaces`: slugs to ask (enabled ones only); None routes the question (`workspaces_route`). Never calls an
+    LLM. A question too short for retrieval, a hub that is unavailable, or a failing workspace gives fewer or no
+    items, never an exception (each failure is logged; `hub_status` reports the hub's health).
+    """
+    query = (query or "").strip()
+    limit = limit or settings.KNOWLEDGE_HUB_RESULT_LIMIT
+    if not query or not lightrag_modules().meets_min_rag_query_weight(query):
+        return []
+    rows = _enabled_workspaces()
+    if workspaces is not None:
+        wanted = set(workspaces)
+        rows = [row for row in rows if row.slug in wanted]
+    else:
+        rows = workspaces_route(query, rows)
+    if not rows:
+        return []
+    hl_keywords, ll_keywords = query_keywords(query, lexicon_get())
+    try:
+        runtime = runtime_get()
+        hits = runtime.call(
+            hub_graph.workspaces_search(
+                runtime,
+                [(row.slug, row.revision) for row in rows],
+                query=query,
+                hl_keywords=hl_keywords,
+                ll_keywords=ll_keywords,
+            ),
+            timeout=settings.KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS,
+        )
+    except HubError as error:
+        logger.warning("knowledge hub search failed: %s", error)
+        return []
+    return _evidence_items(hits, limit)
+
+
+def _evidence_items(hits: list, limit: int) -> list[EvidenceItem]:
+    floor = settings.KNOWLEDGE_HUB_MIN_SCORE
+    hits = sorted((hit for hit in hits if hit.score >= floor), key=lambda hit: -hit.score)
+    chosen, seen_texts = [], set()
+    for hit in hits:
+        if hit.text in seen_texts:
+            continue
+        seen_texts.add(hit.text)
+        chosen.append(hit)
+        if len(chosen) == limit:
+            break
+    document_ids = {_document_id(path) for hit in chosen for path in hit.file_paths} - {None}
+    documents = {
+        row["pk"]: row
+        for row in KnowledgeDocument.objects.filter(pk__in=document_ids).values("pk", "title", "source", "file_name")
+    }
+    items = []
+    for hit in chosen:
+        document = next(
+            (documents[pk] for pk in map(_document_id, hit.file_paths) if pk in documents),
+            {"pk": None, "title": "", "source": "", "file_name": ""},
+        )
+        items.append(
+            EvidenceItem(
+                source_kind="hub",
+                reference=f"hub:{hit.workspace}:{hit.item_id}",
+                text=hit.text,
+                score=round(hit.score, 4),
+                workspace=hit.workspace,
+                title=document["title"],
+                extra={
+                    "kind": hit.kind,
+                    "document_id": document["pk"],
+                    "source": document["source"],
+                    "file_name": document["file_name"],
+                    **({"entity_type": hit.entity_type} if hit.entity_type else {}),
+                },
+            )
+        )
+    return items
+
+
+def _document_id(file_path: str) -> int | None:
+    match = _DOC_FILE_PATH.match(file_path or "")
+    return int(match.group(1)) if match else None
+
+
+def hub_status() -> dict:
+    """The hub's health for `GET /api/v1/health`: `ok`, or `degraded` with the reason."""
+    workspaces = list(KnowledgeWorkspace.objects.values_list("slug", "enabled", "revision"))
+    documents = dict(KnowledgeDocument.objects.values_list("status").annotate(count=Count("pk")).order_by())
+    problems = []
+    if not any(enabled for _, enabled, _ in workspaces):
+        problems.append("no knowledge workspace is enabled")
+    working_dir = Path(settings.LIGHTRAG_WORKING_DIR)
+    existing = next((path for path in [working_dir, *working_dir.parents] if path.exists()), None)
+    if existing is None or not os.access(existing, os.W_OK):
+        problems.append(f"LIGHTRAG_WORKING_DIR {working_dir} is not writable")
+    problems += runtime_problems()
+    return {
+        "status": "degraded" if problems else "ok",
+        "reason": "; ".join(problems),
+        "extractor": "llm" if llm_configured() else "local",
+        "workspaces": {"total": len(workspaces), "enabled": sum(1 for _, enabled, _ in workspaces if enabled)},
+        "documents": {status: documents.get(status, 0) for status in KnowledgeDocument.Status.values},
+        "revisions": {slug: revision for slug, _, revision in workspaces},
+    }

@@ -1,0 +1,310 @@
+"""Coroutines that write to and read from one workspace's LightRAG instance; they run on the hub's loop thread."""
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+
+from agent.knowledge.embeddings import embedder_get
+from agent.knowledge.hub_extract import EntityDraft, GraphDraft, RelationDraft, description_merge
+from agent.knowledge.hub_runtime import HubError, HubRuntime, lightrag_modules
+from agent.knowledge.korean_terms import PROPER_NOUN_KINDS, text_normalise
+
+logger = logging.getLogger(__name__)
+
+GRAPH_FIELD_SEP = "<SEP>"  # how LightRAG joins several source chunk ids or file paths in one graph field
+# Score = cosine(question, item) + KEYWORD_BOOST x share of the question's nouns the item contains. The local
+# embedder's cosines of related business texts sit close together (0.1-0.5); the nouns separate "발주 마감" from
+# "발주 수량" and catch brand and product names the embedding barely weighs.
+KEYWORD_BOOST = 0.25
+
+
+@dataclass(frozen=True)
+class IngestCounts:
+    chunks: int
+    entities: int
+    relations: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk, entity or relation of a workspace, scored against the question (see KEYWORD_BOOST)."""
+
+    workspace: str
+    kind: str  # "chunk" | "entity" | "relation"
+    item_id: str  # LightRAG's id: chunk-…, ent-…, rel-…
+    text: str
+    score: float
+    file_paths: tuple[str, ...]
+    entity_type: str = ""
+
+
+# --- writes -------------------------------------------------------------------------------------------------------
+
+
+async def graph_insert(runtime: HubRuntime, slug: str, revision: int, draft: GraphDraft) -> IngestCounts:
+    """Insert the local extractor's graph with `ainsert_custom_kg`, merged into what the workspace already holds.
+
+    `ainsert_custom_kg` overwrites a node or edge with the one given and records one source chunk for it; the
+    graph keeps every chunk an entity or relation came from, so descriptions are merged before the call and the
+    source chunk ids after it.
+    """
+    lightrag = lightrag_modules()
+    entities, relations = _draft_normalise(draft, lightrag.normalize_entity_name)
+    chunk_ids = {
+        alias: lightrag.compute_mdhash_id(lightrag.sanitize_text_for_encoding(content), prefix="chunk-")
+        for alias, content in draft.chunks.items()
+    }
+    async with runtime.workspace(slug, revision) as rag:
+        graph = rag.chunk_entity_relation_graph
+        old_nodes = await graph.get_nodes_batch(list(entities))
+        old_edges = await graph.get_edges_batch([{"src": source, "tgt": target} for source, target in relations])
+        custom_kg = {
+            "chunks": [
+                {"content": content, "source_id": alias, "file_path": draft.file_path, "chunk_order_index": order}
+                for order, (alias, content) in enumerate(draft.chunks.items())
+            ],
+            "entities": [
+                _entity_payload(entity, old_nodes.get(name), draft.file_path) for name, entity in entities.items()
+            ],
+            "relationships": [
+                _relation_payload(relation, old_edges.get(key), chunk_ids, draft.file_path)
+                for key, relation in relations.items()
+            ],
+        }
+        await rag.ainsert_custom_kg(custom_kg, full_doc_id=draft.doc_id)
+
+        new_nodes = await graph.get_nodes_batch(list(entities))
+        await graph.upsert_nodes_batch(
+            [
+                (name, _sources_merged(new_nodes[name], old_nodes.get(name), entity, chunk_ids, draft, rag))
+                for name, entity in entities.items()
+                if name in new_nodes
+            ]
+        )
+        new_edges = await graph.get_edges_batch([{"src": source, "tgt": target} for source, target in relations])
+        await graph.upsert_edges_batch(
+            [
+                (*key, _sources_merged(new_edges[key], old_edges.get(key), relation, chunk_ids, draft, rag))
+                for key, relation in relations.items()
+                if key in new_edges
+            ]
+        )
+        await graph.index_done_callback()
+    return IngestCounts(chunks=len(draft.chunks), entities=len(entities), relations=len(relations))
+
+
+def _draft_normalise(draft: GraphDraft, normalise) -> tuple[dict, dict]:
+    """Entity names as LightRAG stores them; drafts that become the same name are merged, self-loops dropped."""
+    names, entities = {}, {}
+    for raw_name, entity in draft.entities.items():
+        name = normalise(raw_name)
+        if not name:
+            continue
+        names[raw_name] = name
+        merged = entities.setdefault(name, EntityDraft(name=name, kind=entity.kind))
+        if merged.kind not in PROPER_NOUN_KINDS:
+            merged.kind = entity.kind
+        merged.sentences += [sentence for sentence in entity.sentences if sentence not in merged.sentences]
+        merged.chunk_aliases += [alias for alias in entity.chunk_aliases if alias not in merged.chunk_aliases]
+    relations = {}
+    for relation in draft.relations.values():
+        source, target = names.get(relation.source), names.get(relation.target)
+        if not source or not target or source == target:
+            continue
+        key = tuple(sorted((source, target)))
+        merged = relations.setdefault(key, RelationDraft(source=key[0], target=key[1]))
+        merged.sentences += [sentence for sentence in relation.sentences if sentence not in merged.sentences]
+        merged.chunk_aliases += [alias for alias in relation.chunk_aliases if alias not in merged.chunk_aliases]
+        for alias, count in relation.occurrences.items():
+            merged.occurrences[alias] = merged.occurrences.get(alias, 0) + count
+    return entities, relations
+
+
+def _entity_payload(entity: EntityDraft, old_node: dict | None, file_path: str) -> dict:
+    old_type = (old_node or {}).get("entity_type", "")
+    keep_old_type = old_type in PROPER_NOUN_KINDS and entity.kind not in PROPER_NOUN_KINDS
+    return {
+        "entity_name": entity.name,
+        "entity_type": old_type if keep_old_type else entity.kind,
+        "description": description_merge(_description_of(old_node), entity.sentences),
+        "source_id": entity.chunk_aliases[0],
+        "file_path": file_path,
+    }
+
+
+def _relation_payload(relation: RelationDraft, old_edge: dict | None, chunk_ids: dict, file_path: str) -> dict:
+    old_sources = _field_values(old_edge, "source_id")
+    # Co-occurrences in chunks the edge already counted (the same document ingested again) are not added twice.
+    new_occurrences = sum(count for alias, count in relation.occurrences.items() if chunk_ids[alias] not in old_sources)
+    keywords = [*_field_values(old_edge, "keywords", separator=","), relation.source, relation.target]
+    return {
+        "src_id": relation.source,
+        "tgt_id": relation.target,
+        "description": description_merge(_description_of(old_edge), relation.sentences),
+        "keywords": ", ".join(dict.fromkeys(keyword.strip() for keyword in keywords if keyword.strip())),
+        "weight": max(float((old_edge or {}).get("weight") or 0) + new_occurrences, 1.0),
+        "source_id": relation.chunk_aliases[0],
+        "file_path": file_path,
+    }
+
+
+def _sources_merged(current: dict, old: dict | None, draft_item, chunk_ids: dict, draft: GraphDraft, rag) -> dict:
+    limit = rag.max_source_ids_per_entity if isinstance(draft_item, EntityDraft) else rag.max_source_ids_per_relation
+    sources = _field_values(old, "source_id") + [chunk_ids[alias] for alias in draft_item.chunk_aliases]
+    file_paths = [*_field_values(old, "file_path"), draft.file_path]
+    return {
+        **current,
+        "source_id": GRAPH_FIELD_SEP.join(list(dict.fromkeys(sources))[-limit:]),
+        "file_path": GRAPH_FIELD_SEP.join(list(dict.fromkeys(file_paths))[-rag.max_file_paths :]),
+    }
+
+
+def _field_values(item: dict | None, field: str, separator: str = GRAPH_FIELD_SEP) -> list[str]:
+    value = (item or {}).get(field) or ""
+    return [part for part in str(value).split(separator) if part and part not in ("UNKNOWN", "custom_kg")]
+
+
+def _description_of(item: dict | None) -> str:
+    description = (item or {}).get("description") or ""
+    return "" if description in ("UNKNOWN", "No description provided") else description.replace(GRAPH_FIELD_SEP, "\n")
+
+
+async def document_insert_llm(
+    runtime: HubRuntime, slug: str, revision: int, *, doc_id: str, content: str, file_path: str
+) -> IngestCounts:
+    """LightRAG's own pipeline: its chunker, then one LLM extraction call per chunk."""
+    async with runtime.workspace(slug, revision) as rag:
+        status = await rag.doc_status.get_by_id(doc_id)
+        if status is not None and status.get("status") != "processed":
+            await rag.adelete_by_doc_id(doc_id)  # an earlier attempt failed half-way: start from nothing
+            status = None
+        if status is None:
+            await rag.ainsert(content, ids=[doc_id], file_paths=[file_path])
+            status = await rag.doc_status.get_by_id(doc_id)
+        if status is None or status.get("status") != "processed":
+            reason = (status or {}).get("error_msg") or "no status recorded"
+            raise HubError(f"LightRAG did not process the document: {reason}")
+        entities = await rag.full_entities.get_by_id(doc_id) or {}
+        relations = await rag.full_relations.get_by_id(doc_id) or {}
+    return IngestCounts(
+        chunks=status.get("chunks_count") or 0,
+        entities=entities.get("count") or 0,
+        relations=relations.get("count") or 0,
+    )
+
+
+# --- reads ------------------------------------------------------------------------------------------------------
+
+
+async def workspaces_search(
+    runtime: HubRuntime, targets: list[tuple[str, int]], *, query: str, hl_keywords: list, ll_keywords: list
+) -> list[Hit]:
+    """Query every (workspace, revision) at once; a workspace that fails is logged and left out."""
+    # LightRAG embeds the question (chunks) and the joined low- and high-level keywords (entities, relations):
+    # one batch here, and every workspace finds the three vectors cached.
+    vectors = await runtime.query_embeddings.get(
+        embedder_get(), [query, ", ".join(ll_keywords), ", ".join(hl_keywords)]
+    )
+    query_vector = vectors[0]
+    results = await asyncio.gather(
+        *(
+            _workspace_search(runtime, slug, revision, query, hl_keywords, ll_keywords, query_vector)
+            for slug, revision in targets
+        ),
+        return_exceptions=True,
+    )
+    too_short = lightrag_modules().RAGQueryTooShortError
+    hits = []
+    for (slug, _), result in zip(targets, results, strict=True):
+        if isinstance(result, too_short):
+            continue
+        if isinstance(result, BaseException):
+            logger.warning("knowledge hub search failed in workspace %s: %r", slug, result)
+            continue
+        hits.extend(result)
+    return hits
+
+
+async def _workspace_search(runtime, slug, revision, query, hl_keywords, ll_keywords, query_vector) -> list[Hit]:
+    lightrag = lightrag_modules()
+    param = lightrag.QueryParam(
+        mode=settings.KNOWLEDGE_HUB_QUERY_MODE,
+        top_k=settings.KNOWLEDGE_HUB_TOP_K,
+        chunk_top_k=settings.KNOWLEDGE_HUB_CHUNK_TOP_K,
+        hl_keywords=list(hl_keywords),
+        ll_keywords=list(ll_keywords),
+        enable_rerank=False,
+    )
+    async with runtime.workspace(slug, revision) as rag:
+        result = await rag.aquery_data(query, param)
+        if result.get("status") != "success":  # LightRAG's `no_results` failure: nothing matched
+            return []
+        data = result.get("data") or {}
+        chunks, entities, relations = data.get("chunks", []), data.get("entities", []), data.get("relationships", [])
+        entity_ids = [lightrag.compute_mdhash_id(entity["entity_name"], prefix="ent-") for entity in entities]
+        relation_ids = [lightrag.make_relation_vdb_ids(rel["src_id"], rel["tgt_id"]) for rel in relations]
+        vectors = {
+            **await rag.chunks_vdb.get_vectors_by_ids([chunk["chunk_id"] for chunk in chunks]),
+            **await rag.entities_vdb.get_vectors_by_ids(entity_ids),
+            **await rag.relationships_vdb.get_vectors_by_ids([i for ids in relation_ids for i in ids]),
+        }
+
+    keywords = [text_normalise(keyword).lower() for keyword in ll_keywords if keyword != query]
+
+    def score(text, *ids):
+        vector = next((vectors[i] for i in ids if i in vectors), None)
+        cosine = _cosine(query_vector, vector) if vector is not None else 0.0
+        if not keywords:
+            return cosine
+        normalised = text_normalise(text).lower()
+        return cosine + KEYWORD_BOOST * sum(keyword in normalised for keyword in keywords) / len(keywords)
+
+    hits = [
+        Hit(
+            slug,
+            "chunk",
+            chunk["chunk_id"],
+            chunk["content"],
+            score(chunk["content"], chunk["chunk_id"]),
+            (chunk["file_path"],),
+        )
+        for chunk in chunks
+    ]
+    chunk_texts = [hit.text for hit in hits]
+    for entity, entity_id in zip(entities, entity_ids, strict=True):
+        description = _description_of(entity)
+        if description and not _told_by(description, chunk_texts):
+            text = f"{entity['entity_name']}: {description.replace(chr(10), ' ')}"
+            hits.append(
+                Hit(
+                    slug,
+                    "entity",
+                    entity_id,
+                    text,
+                    score(text, entity_id),
+                    tuple(_field_values(entity, "file_path")),
+                    entity.get("entity_type", ""),
+                )
+            )
+    for relation, ids in zip(relations, relation_ids, strict=True):
+        description = _description_of(relation)
+        if description and not _told_by(description, chunk_texts):
+            text = f"{relation['src_id']} — {relation['tgt_id']}: {description.replace(chr(10), ' ')}"
+            hits.append(
+                Hit(slug, "relation", ids[0], text, score(text, *ids), tuple(_field_values(relation, "file_path")))
+            )
+    return hits
+
+
+def _told_by(description: str, chunk_texts: list[str]) -> bool:
+    """An entity or relation whose every sentence is already in a retrieved chunk adds nothing to the evidence."""
+    return all(any(line.rstrip("…") in text for text in chunk_texts) for line in description.split("\n") if line)
+
+
+def _cosine(query_vector: np.ndarray, vector) -> float:
+    vector = np.asarray(vector, dtype=np.float32)
+    norms = float(np.linalg.norm(query_vector) * np.linalg.norm(vector))
+    return float(np.dot(query_vector, vector) / norms) if norms else 0.0

@@ -1,0 +1,287 @@
+"""The LightRAG knowledge hub on PostgreSQL with the local embedder and a LightRAG working dir per test."""
+
+import asyncio
+
+import pytest
+
+from agent.knowledge import hub_graph, hub_runtime
+from agent.knowledge.hub import (
+    KnowledgeIngestError,
+    WorkspaceRow,
+    hub_document_ingest,
+    hub_document_reingest,
+    hub_search,
+    hub_status,
+    workspaces_route,
+)
+from agent.knowledge.hub_runtime import HubLLMNotConfiguredError, llm_complete, runtime_get, runtime_reset
+from agent.models import KnowledgeDocument, KnowledgeWorkspace
+from monitoring.models import AuditEvent
+from vendors.tests.factories import VendorFactory
+
+pytestmark = pytest.mark.django_db
+
+RETURNS_DOC = """# 반품 처리 기준
+
+## 반품 기한
+반품은 상품 수령 후 7일 이내에 협력사 포털에서 신청해야 합니다.
+대한물산 납품 상품은 검수 완료 후 3일 이내에만 반품을 받습니다.
+
+## 반품 비용
+단순 변심 반품의 회수 택배비는 1건당 4,000원이며 협력사가 부담합니다.
+"""
+
+SETTLEMENT_DOC = """# 정산 일정
+
+정산 대금은 매월 10일에 지급하며, 세금계산서는 전월 말일까지 발행해야 합니다.
+지급 보류 사유가 있으면 정산 담당자가 5영업일 안에 통보합니다.
+"""
+
+LOGISTICS_DOC = """# 물류센터 입고 안내
+
+평택 물류센터 입고 시간은 평일 오전 8시부터 오후 4시까지입니다.
+팔레트 적재 높이는 1.5미터를 넘을 수 없습니다.
+"""
+
+
+@pytest.fixture
+def hub(tmp_path, settings):
+    """A fresh, empty LightRAG working dir and hub runtime for the test."""
+    settings.LIGHTRAG_WORKING_DIR = str(tmp_path / "lightrag")
+    runtime_reset()
+    yield tmp_path / "lightrag"
+    runtime_reset()
+
+
+def test_the_data_migration_creates_13_enabled_workspaces_with_korean_titles():
+    """Migrating creates the distributor's 13 workspaces, enabled, at revision 0, each with routing keywords."""
+    workspaces = list(KnowledgeWorkspace.objects.all())
+    assert len(workspaces) == 13
+    assert {workspace.slug for workspace in workspaces} == {
+        "policies",
+        "logistics",
+        "returns",
+        "settlement",
+        "promotions",
+        "contracts",
+        "products",
+        "ordering",
+        "pricing",
+        "quality",
+        "claims",
+        "systems",
+        "notices",
+    }
+    assert all(workspace.enabled and workspace.revision == 0 for workspace in workspaces)
+    assert all(workspace.routing_keywords for workspace in workspaces)
+    assert KnowledgeWorkspace.objects.get(slug="returns").title == "반품·교환"
+
+
+def test_ingest_then_search_returns_chunks_and_entities_with_workspace_and_source(hub):
+    """An ingested document is found again: chunk and graph items carry the workspace, the title and the source."""
+    VendorFactory(code="1001", name="대한물산")
+    document = hub_document_ingest(
+        workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, source="운영팀", actor="test"
+    )
+
+    assert document.status == KnowledgeDocument.Status.INGESTED
+    assert document.extractor == KnowledgeDocument.Extractor.LOCAL
+    assert document.chunk_count >= 2 and document.entity_count >= 5 and document.relation_count >= 3
+    assert KnowledgeWorkspace.objects.get(slug="returns").revision == 1
+
+    items = hub_search("대한물산 상품 반품 기한은 며칠인가요?")
+    assert items, "the ingested document must be found"
+    assert all(item.source_kind == "hub" and item.workspace == "returns" for item in items)
+    assert items == sorted(items, key=lambda item: -item.score)
+    top = items[0]
+    assert "3일 이내" in top.text or "7일 이내" in top.text
+    assert top.reference.startswith("hub:returns:")
+    assert top.title == "반품 처리 기준"
+    assert top.extra["source"] == "운영팀" and top.extra["document_id"] == document.pk
+    kinds = {item.extra["kind"] for item in hub_search("대한물산 반품", limit=20)}
+    assert "chunk" in kinds
+
+
+def test_the_local_graph_types_vendor_names_as_organizations(hub):
+    """Vendor names become ORGANIZATION entities; a graph hit for the vendor describes it with its own sentence."""
+    VendorFactory(code="1001", name="대한물산")
+    hub_document_ingest(workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, actor="test")
+    runtime = runtime_get()
+
+    async def node(name):
+        async with runtime.workspace("returns", 1) as rag:
+            return await rag.chunk_entity_relation_graph.get_node(name)
+
+    vendor = runtime.call(node("대한물산"), timeout=10)
+    assert vendor["entity_type"] == "ORGANIZATION"
+    assert "3일 이내" in vendor["description"]
+    concept = runtime.call(node("반품"), timeout=10)
+    assert concept["entity_type"] == "CONCEPT"
+    # The entity keeps every chunk it appears in, not only the last one ainsert_custom_kg was given.
+    assert len(concept["source_id"].split("<SEP>")) >= 2
+
+
+def test_a_fact_ingested_in_one_workspace_is_not_returned_from_another(hub):
+    """Workspace isolation: the settlement fact is never evidence of the logistics workspace, and vice versa."""
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    hub_document_ingest(workspace="logistics", title="입고 안내", content=LOGISTICS_DOC, actor="test")
+
+    asked_logistics = hub_search("정산 대금 지급일은 언제인가요?", workspaces=["logistics"], limit=20)
+    assert all(item.workspace == "logistics" for item in asked_logistics)
+    assert not any("10일에 지급" in item.text for item in asked_logistics)
+
+    asked_all = hub_search("정산 대금 지급일은 언제인가요?", workspaces=["logistics", "settlement"], limit=20)
+    assert any("10일에 지급" in item.text for item in asked_all)
+    for item in asked_all:
+        expected = "settlement" if ("정산" in item.text or "세금계산서" in item.text) else item.workspace
+        assert item.workspace == expected
+    assert not any("10일에 지급" in item.text for item in asked_all if item.workspace == "logistics")
+
+
+def test_searching_makes_no_llm_call(hub, monkeypatch):
+    """Retrieval is given its keywords: LightRAG never calls the LLM function while ingesting or searching."""
+    calls = []
+
+    async def counting_llm(prompt, **kwargs):
+        calls.append(prompt)
+        raise AssertionError("the LLM must not be called")
+
+    monkeypatch.setattr(hub_runtime, "llm_complete", counting_llm)
+    runtime_reset()
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+
+    assert hub_search("세금계산서 발행 기한 알려주세요")
+    assert hub_search("정산 보류되면 어떻게 되나요?", workspaces=["settlement"])
+    assert calls == []
+
+
+@pytest.mark.parametrize("question", ["", "   ", "반", "a", "?"])
+def test_a_too_short_question_gives_no_hub_evidence_and_no_error(hub, question):
+    """Questions below LightRAG's minimum (RAGQueryTooShortError territory) return no items instead of raising."""
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    assert hub_search(question) == []
+
+
+def test_the_llm_function_refuses_to_run_without_an_llm(settings):
+    """Without KNOWLEDGE_HUB_LLM_BASE_URL the function given to LightRAG raises instead of guessing."""
+    settings.KNOWLEDGE_HUB_LLM_BASE_URL = ""
+    with pytest.raises(HubLLMNotConfiguredError):
+        asyncio.run(llm_complete("무엇이든"))
+
+
+def test_the_same_text_in_a_workspace_is_one_document(hub):
+    """Ingesting identical text again returns the same document and does not write the hub again."""
+    first = hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    again = hub_document_ingest(workspace="settlement", title="다른 제목", content=SETTLEMENT_DOC + "\n", actor="test")
+
+    assert again.pk == first.pk
+    assert KnowledgeDocument.objects.count() == 1
+    assert KnowledgeWorkspace.objects.get(slug="settlement").revision == 1
+    actions = list(AuditEvent.objects.filter(target_id=str(first.pk)).values_list("action", flat=True))
+    assert sorted(actions) == ["knowledge.document.create", "knowledge.document.ingest"]
+
+
+def test_reingesting_a_document_is_idempotent_and_bumps_the_revision(hub):
+    """Re-ingesting writes the same chunks and graph again (same counts) and announces a new revision."""
+    document = hub_document_ingest(workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, actor="test")
+    before = hub_search("반품 기한", workspaces=["returns"], limit=20)
+
+    again = hub_document_reingest(document=document, actor="test")
+
+    assert (again.chunk_count, again.entity_count, again.relation_count) == (
+        document.chunk_count,
+        document.entity_count,
+        document.relation_count,
+    )
+    assert KnowledgeWorkspace.objects.get(slug="returns").revision == 2
+    after = hub_search("반품 기한", workspaces=["returns"], limit=20)
+    assert [item.reference for item in after] == [item.reference for item in before]
+
+
+def test_a_failed_write_is_recorded_on_the_document_and_keeps_the_revision(hub, monkeypatch):
+    """When LightRAG fails, the document is FAILED with the error, audited, and the revision does not move."""
+
+    async def failing_insert(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(hub_graph, "graph_insert", failing_insert)
+    document = hub_document_ingest(workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, actor="test")
+
+    assert document.status == KnowledgeDocument.Status.FAILED
+    assert "disk full" in document.error
+    assert KnowledgeWorkspace.objects.get(slug="returns").revision == 0
+    assert AuditEvent.objects.filter(action="knowledge.document.fail", target_id=str(document.pk)).exists()
+
+    monkeypatch.undo()
+    retried = hub_document_ingest(workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, actor="test")
+    assert retried.pk == document.pk and retried.status == KnowledgeDocument.Status.INGESTED
+
+
+def test_ingest_refuses_unknown_workspaces_and_empty_text(hub):
+    """Domain errors are raised before anything is stored."""
+    with pytest.raises(KnowledgeIngestError):
+        hub_document_ingest(workspace="nope", title="x", content="내용", actor="test")
+    with pytest.raises(KnowledgeIngestError):
+        hub_document_ingest(workspace="returns", title="x", content="  \n ", actor="test")
+    assert KnowledgeDocument.objects.count() == 0
+
+
+def test_a_disabled_workspace_is_not_searched(hub):
+    """Staff can switch a workspace off: its documents stop being evidence."""
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    KnowledgeWorkspace.objects.filter(slug="settlement").update(enabled=False)
+    assert hub_search("정산 대금 지급일", limit=20) == []
+
+
+def test_routing_asks_the_workspaces_a_question_names_plus_notices_or_all_of_them():
+    """Routing keywords of the question's nouns narrow the workspaces (notices, marked `*`, always join);
+    no hit, or too many, means every enabled workspace."""
+    rows = [
+        WorkspaceRow(workspace.slug, workspace.revision, workspace.routing_keywords)
+        for workspace in KnowledgeWorkspace.objects.all()
+    ]
+
+    def routed(question):
+        return {row.slug for row in workspaces_route(question, rows)}
+
+    assert routed("반품은 며칠 안에 해야 하나요?") == {"returns", "notices"}
+    assert routed("정산 대금과 세금계산서") == {"settlement", "notices"}
+    assert routed("반품 택배 회수 비용 정산") == {"logistics", "returns", "settlement", "notices"}
+    assert routed("물류센터 입고 시간") == {"logistics", "notices"}
+    # Words inside endings do not route: `확인하나요` is no `인하` (pricing).
+    assert len(routed("대표 전화번호 확인하나요")) == 13
+    assert len(routed("반품 정산 프로모션 계약 단가 발주 품질")) == 13
+
+
+def test_a_routed_question_finds_its_workspace_only(hub):
+    """Without explicit workspaces, a question about settlement is asked of the settlement workspace."""
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    hub_document_ingest(workspace="logistics", title="입고 안내", content=LOGISTICS_DOC, actor="test")
+    items = hub_search("정산 대금은 언제 지급되나요?", limit=20)
+    assert items and {item.workspace for item in items} == {"settlement"}
+
+
+def test_hub_status_reports_ok_then_degraded_when_no_workspace_is_enabled(hub):
+    """The health summary counts workspaces and documents, and says why it is degraded."""
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    status = hub_status()
+    assert status["status"] == "ok" and status["reason"] == ""
+    assert status["workspaces"] == {"total": 13, "enabled": 13}
+    assert status["documents"] == {"pending": 0, "ingested": 1, "failed": 0}
+    assert status["revisions"]["settlement"] == 1
+    assert status["extractor"] == "local"
+
+    KnowledgeWorkspace.objects.update(enabled=False)
+    status = hub_status()
+    assert status["status"] == "degraded" and "no knowledge workspace is enabled" in status["reason"]
+
+
+def test_a_hub_built_with_another_embedder_is_refused(hub):
+    """Vectors of another embedding model are meaningless: search returns nothing and health says why."""
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    runtime_reset()
+    (hub / "embedder.json").write_text('{"embedder": "openai_text_embedding_3_small", "dimension": 1536}')
+
+    assert hub_search("정산 대금 지급일", limit=20) == []
+    status = hub_status()
+    assert status["status"] == "degraded" and "embedder" in status["reason"]
