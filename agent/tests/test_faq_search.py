@@ -1,0 +1,273 @@
+"""The FAQ retrieval pipeline of seed 001 with a controllable embedder and reranker (the index and the database
+are real: Qdrant local mode in a temporary folder, PostgreSQL)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from agent.knowledge import embeddings, rerank
+from agent.knowledge.embeddings import Embedder, ScoreThresholds
+from agent.knowledge.faq import faq_search, faq_search_traced, keyword_retry_block_reason
+from agent.knowledge.faq_index import faq_index_reset
+from agent.knowledge.faq_services import faq_entry_create
+from agent.knowledge.rerank import ConfidenceThresholds, Reranker, RerankError
+
+pytestmark = pytest.mark.django_db
+
+QUERY = "질의"
+
+
+class AngleEmbedder(Embedder):
+    """Puts the query on the x axis and each known text at a chosen cosine to it; unknown texts are orthogonal."""
+
+    name = "angle"
+
+    def __init__(self):
+        self.cosines: dict[str, float] = {}
+
+    @property
+    def dimension(self) -> int:
+        return 3
+
+    def _vector(self, text: str) -> list[float]:
+        if text not in self.cosines:
+            return [0.0, 0.0, 1.0]
+        cosine = self.cosines[text]
+        return [cosine, math.sqrt(max(0.0, 1 - cosine * cosine)), 0.0]
+
+    def embed_queries(self, texts):
+        return np.array([[1.0, 0.0, 0.0] for _ in texts], dtype=np.float32)
+
+    def embed_documents(self, texts):
+        return np.array([self._vector(text) for text in texts], dtype=np.float32)
+
+    def score_thresholds(self):
+        return ScoreThresholds(search=0.6, relaxed=0.5)
+
+
+class ScriptedReranker(Reranker):
+    """Scores passages by the question they contain; unknown questions score `default`."""
+
+    name = "scripted"
+
+    def __init__(self, default=0.5):
+        self.scores: dict[str, float] = {}
+        self.default = default
+        self.fail = False
+        self.calls: list[list[str]] = []
+
+    def rerank(self, query, passages, **vectors):
+        if self.fail:
+            raise RerankError("down")
+        self.calls.append(list(passages))
+        return [self.scores.get(rerank.question_of(passage), self.default) for passage in passages]
+
+    def confidence_thresholds(self):
+        return ConfidenceThresholds(floor=0.2, low=0.65, high=0.75)
+
+
+@pytest.fixture
+def faq_index(settings, tmp_path):
+    settings.QDRANT_URL = ""
+    settings.QDRANT_PATH = str(tmp_path / "qdrant")
+    settings.FAQ_HYBRID_SEARCH = False
+    faq_index_reset()
+    yield
+    faq_index_reset()
+
+
+@pytest.fixture
+def embedder(monkeypatch, faq_index):
+    fake = AngleEmbedder()
+    monkeypatch.setitem(embeddings._embedders, ("local",), fake)
+    return fake
+
+
+@pytest.fixture
+def reranker(monkeypatch):
+    fake = ScriptedReranker()
+    monkeypatch.setitem(rerank._rerankers, ("local",), fake)
+    return fake
+
+
+@pytest.fixture
+def add(embedder, django_capture_on_commit_callbacks):
+    def add(question, *, cosine=0.0, answer="답변입니다.", **fields):
+        embedder.cosines[question] = cosine
+        with django_capture_on_commit_callbacks(execute=True):
+            return faq_entry_create(question=question, answer=answer, **fields)
+
+    return add
+
+
+def test_only_entries_above_the_dense_threshold_are_candidates(add, reranker):
+    """The first pass keeps points at or above the provider's threshold (0.6 here); a 0.3 neighbour is not reranked."""
+    near = add("가까운 질문", cosine=0.7)
+    add("먼 질문", cosine=0.3)
+
+    items, trace = faq_search_traced(QUERY)
+
+    assert [item.reference for item in items] == [f"faq:{near.pk}"]
+    assert trace.dense_hits == 1 and trace.relaxed_retry is False
+    assert reranker.calls == [["질문: 가까운 질문\n답변: 답변입니다."]]
+
+
+def test_an_empty_first_pass_retries_once_with_the_relaxed_threshold(add, reranker):
+    """Nothing at 0.6 → one retry at 0.5, which finds the 0.55 entry; the item records the relaxed stage."""
+    entry = add("조금 먼 질문", cosine=0.55)
+
+    items, trace = faq_search_traced(QUERY)
+
+    assert trace.dense_hits == 0 and trace.relaxed_retry is True and trace.relaxed_hits == 1
+    assert [item.reference for item in items] == [f"faq:{entry.pk}"]
+    assert items[0].extra["stage"] == "relaxed"
+
+
+def test_reranker_orders_the_candidates_and_its_score_is_the_evidence_score(add, reranker):
+    """Dense order 0.9 > 0.7 is replaced by the reranker's 0.4 < 0.8; top N caps the list."""
+    first = add("덴스 1등", cosine=0.9)
+    second = add("덴스 2등", cosine=0.7)
+    reranker.scores = {"덴스 1등": 0.4, "덴스 2등": 0.8}
+
+    items = faq_search(QUERY)
+
+    assert [item.reference for item in items] == [f"faq:{second.pk}", f"faq:{first.pk}"]
+    assert [item.score for item in items] == [0.8, 0.4]
+    assert faq_search(QUERY, limit=1)[0].reference == f"faq:{second.pk}"
+
+
+def test_evidence_item_has_the_shared_shape(add, reranker):
+    """source_kind faq, reference faq:<id>, text "질문: …\\n답변: …", title = question, url, score = rerank score."""
+    entry = add(
+        "세금계산서 발행일?", cosine=0.8, answer="매월 5일까지", url="https://example.test/tax", category="정산"
+    )
+    reranker.scores = {"세금계산서 발행일?": 0.9}
+
+    (item,) = faq_search(QUERY)
+
+    assert item.source_kind == "faq"
+    assert item.reference == f"faq:{entry.pk}"
+    assert item.text == "질문: 세금계산서 발행일?\n답변: 매월 5일까지"
+    assert item.title == "세금계산서 발행일?"
+    assert item.url == "https://example.test/tax"
+    assert item.score == 0.9
+    assert item.extra["confidence"] == "high" and item.extra["category"] == "정산"
+
+
+def test_a_candidate_under_the_rerank_floor_is_dropped(add, reranker):
+    """Passing the dense threshold is not enough when the reranker puts it under the floor (0.2 here)."""
+    add("점수 낮은 질문", cosine=0.9)
+    reranker.scores = {"점수 낮은 질문": 0.1}
+
+    assert faq_search(QUERY) == []
+
+
+def test_when_the_reranker_fails_the_dense_order_is_kept(add, reranker):
+    """A reranker outage degrades to retrieval order with the dense scores, it does not lose the evidence."""
+    add("덴스 1등", cosine=0.9)
+    add("덴스 2등", cosine=0.7)
+    reranker.fail = True
+
+    items, trace = faq_search_traced(QUERY)
+
+    assert trace.rerank_failed is True
+    assert [item.title for item in items] == ["덴스 1등", "덴스 2등"]
+    assert items[0].score == pytest.approx(0.9, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [("할인", "over_broad"), ("요금?", "over_broad"), ("감면은요", "over_broad"), ("할인 요금", "over_broad"),
+     ("?", "too_short"), ("ㅋ", "too_short"), ("희망드림", ""), ("단말기는 어디서 받나요", "")],
+)  # fmt: skip
+def test_keyword_retry_guard(query, reason):
+    """Over-broad single words (and only such words) or a query under the minimum length never retry by keyword."""
+    assert keyword_retry_block_reason(query) == reason
+
+
+def test_keyword_retry_never_runs_for_an_over_broad_word(add, reranker):
+    """`할인` appears in an entry, but a substring hit on it proves nothing: no retry, no evidence."""
+    add("행사 할인 분담은?", cosine=0.0)
+    reranker.default = 0.99
+
+    items, trace = faq_search_traced("할인")
+
+    assert items == []
+    assert trace.keyword_retry == "blocked:over_broad"
+
+
+def test_keyword_retry_is_accepted_when_the_reranker_clears_the_low_confidence_threshold(add, reranker):
+    """A short proper noun under both dense thresholds is found by substring (particles included) and kept at 0.9."""
+    entry = add("희망드림 기획전은 무엇인가요?", cosine=0.1)
+    reranker.scores = {"희망드림 기획전은 무엇인가요?": 0.9}
+
+    items, trace = faq_search_traced("희망드림은요?")
+
+    assert trace.relaxed_retry is True and trace.keyword_retry == "accepted"
+    assert [item.reference for item in items] == [f"faq:{entry.pk}"]
+    assert items[0].extra["stage"] == "keyword"
+
+
+def test_keyword_retry_is_rejected_when_the_reranker_disagrees(add, reranker):
+    """The substring hit scores 0.5 < 0.65: the references stay empty so the agent falls back to guidance."""
+    add("희망드림 기획전은 무엇인가요?", cosine=0.1)
+    reranker.scores = {"희망드림 기획전은 무엇인가요?": 0.5}
+
+    items, trace = faq_search_traced("희망드림")
+
+    assert items == []
+    assert trace.keyword_retry == "rejected"
+
+
+def test_keyword_retry_reranks_at_most_three_matches(add, reranker):
+    """Five entries contain the term; at most FAQ_KEYWORD_RETRY_LIMIT (3) go to the reranker."""
+    for number in range(5):
+        add(f"희망드림 안내 {number}", cosine=0.0)
+    reranker.default = 0.9
+
+    items, trace = faq_search_traced("희망드림")
+
+    assert trace.keyword_hits == 3
+    assert len(reranker.calls[-1]) == 3 and len(items) == 3
+
+
+def test_keyword_retry_does_not_run_when_the_vector_search_found_evidence(add, reranker):
+    """The keyword retry is a last resort: dense evidence present → no retry."""
+    add("희망드림 기획전은 무엇인가요?", cosine=0.8)
+
+    _, trace = faq_search_traced("희망드림")
+
+    assert trace.keyword_retry == ""
+
+
+def test_hybrid_sparse_only_candidate_needs_the_low_confidence_score(add, reranker, settings):
+    """With hybrid search a lexical match that failed the dense thresholds is kept only when the reranker gives
+    it at least the low-confidence threshold (0.65)."""
+    settings.FAQ_HYBRID_SEARCH = True
+    add("대한물산 전용 물류센터는 어디인가요?", cosine=0.0)
+
+    reranker.scores = {"대한물산 전용 물류센터는 어디인가요?": 0.5}
+    items, trace = faq_search_traced("대한물산 물류센터 위치")
+    assert trace.sparse_hits == 1 and items == []
+
+    reranker.scores = {"대한물산 전용 물류센터는 어디인가요?": 0.7}
+    items = faq_search("대한물산 물류센터 위치")
+    assert [item.extra["stage"] for item in items] == ["sparse"]
+
+
+def test_retired_and_deleted_entries_are_not_found(add, reranker, django_capture_on_commit_callbacks):
+    """A changed question retires the old entry: only the new one is evidence."""
+    from agent.knowledge.faq_services import faq_entry_update
+
+    old = add("예전 질문", cosine=0.9)
+    reranker.default = 0.9
+    embeddings._embedders[("local",)].cosines["새 질문"] = 0.9
+    with django_capture_on_commit_callbacks(execute=True):
+        new = faq_entry_update(old.pk, question="새 질문", answer="답변입니다.")
+
+    assert [item.reference for item in faq_search(QUERY)] == [f"faq:{new.pk}"]
+
+
+def test_blank_query_returns_nothing(faq_index):
+    assert faq_search("  ?! ") == []
