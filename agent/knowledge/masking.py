@@ -8,7 +8,9 @@ positions, so a match in the folded text is replaced in the original one.
 Which matches are replaced: longest first, then leftmost, never overlapping. A match that belongs to the
 counterpart (its name or alias) is kept as written and still blocks shorter matches inside it, so the
 counterpart `가온상사유통` is not masked because another vendor is called `가온상사`; a longer name of another
-vendor (`대한물산업` around the counterpart's `대한물산`) is masked. Names match inside compound words
+vendor (`대한물산업` around the counterpart's `대한물산`) is masked. Brand names are kept the same way: the brand
+`한빛식품` is not another vendor's mention although a vendor's alias is `한빛` (a brand spelled exactly like a
+vendor name is still masked — on a tie the mask wins). Names match inside compound words
 (`대한물산에서`, `대한물산측`). Names shorter than two characters are ignored: one syllable would mask
 ordinary words everywhere.
 """
@@ -71,13 +73,18 @@ class Mention:
 
 
 class VendorMasker:
-    """One automaton over all vendors' names. Build it once per names revision and share it (read-only)."""
+    """One automaton over all vendors' names (and the brand names to keep). Build it once per names revision and
+    share it (read-only)."""
 
-    def __init__(self, names: Iterable[tuple[int, str]]):
+    def __init__(self, names: Iterable[tuple[int, str]], *, kept_terms: Iterable[str] = ()):
         owners: dict[str, set[int]] = {}
         for vendor_id, name in names:
             for variant in name_variants(name):
                 owners.setdefault(variant, set()).add(vendor_id)
+        for term in kept_terms:
+            folded = " ".join(fold(term).split())
+            if len(folded) >= MIN_NAME_LENGTH:
+                owners.setdefault(folded, set())  # no owner: a span to keep unless it is also a vendor's name
         self.pattern_count = len(owners)
         self._automaton = ahocorasick.Automaton()
         for pattern, vendor_ids in owners.items():
@@ -86,14 +93,16 @@ class VendorMasker:
             self._automaton.make_automaton()
 
     def _spans(self, text: str, counterpart_id: int | None) -> list[tuple[int, int, bool, frozenset[int]]]:
-        """Accepted (start, end, is_counterpart, vendor_ids) spans: longest first, then leftmost; on a tie in
-        length another vendor's name wins over the counterpart's, so a leak is never the tie-break."""
+        """Accepted (start, end, is_kept, vendor_ids) spans: longest first, then leftmost; on a tie in length
+        another vendor's name wins over a kept one (the counterpart's name, a brand), so a leak is never the
+        tie-break."""
         if not self.pattern_count or not text:
             return []
         candidates = []
         for end, (length, vendor_ids) in self._automaton.iter(fold(text)):
             start = end - length + 1
-            candidates.append((start, end + 1, counterpart_id in vendor_ids, vendor_ids))
+            is_kept = not vendor_ids or counterpart_id in vendor_ids
+            candidates.append((start, end + 1, is_kept, vendor_ids))
         if not candidates:
             return []
         candidates.sort(key=lambda c: (c[0] - c[1], c[2], c[0]))
@@ -114,8 +123,8 @@ class VendorMasker:
         counterpart_id = counterpart.pk if counterpart is not None else None
         return [
             Mention(start, end, text[start:end], vendor_ids)
-            for start, end, is_counterpart, vendor_ids in self._spans(text, counterpart_id)
-            if not is_counterpart
+            for start, end, is_kept, vendor_ids in self._spans(text, counterpart_id)
+            if not is_kept
         ]
 
     def mask(self, text: str, *, counterpart) -> tuple[str, int]:
@@ -156,9 +165,10 @@ class VendorMasker:
         return dataclasses.replace(item, text=text, title=title, extra=extra, mask_count=item.mask_count + replaced)
 
 
-# One masker per process, rebuilt when the vendors' names change (keyed by the vendors app's names revision).
+# One masker per process, rebuilt when vendor or brand names change (the vendors app's names revision plus the
+# brand table's count and latest change).
 _masker_lock = threading.Lock()
-_masker_cached: tuple[str, VendorMasker] | None = None
+_masker_cached: tuple[tuple, VendorMasker] | None = None
 
 
 def _vendor_names() -> list[tuple[int, str]]:
@@ -170,20 +180,36 @@ def _vendor_names() -> list[tuple[int, str]]:
     return [(pk, name) for pk, name, _ in rows] + [(pk, alias) for pk, _, aliases in rows for alias in aliases]
 
 
-def vendor_masker() -> VendorMasker:
-    """The process's masker for the current vendor names; one cheap revision query per call."""
+def _brand_names() -> list[str]:
+    from vendors.models import Brand
+
+    return [
+        name for brand_name, aliases in Brand.objects.values_list("name", "aliases") for name in [brand_name, *aliases]
+    ]
+
+
+def _names_revision() -> tuple:
+    from django.db.models import Count, Max
+
+    from vendors.models import Brand
     from vendors.selectors import vendor_names_revision
 
+    brands = Brand.objects.aggregate(count=Count("pk"), changed=Max("updated_at"))
+    return (vendor_names_revision(), brands["count"], brands["changed"])
+
+
+def vendor_masker() -> VendorMasker:
+    """The process's masker for the current vendor and brand names; two cheap revision queries per call."""
     global _masker_cached
     # Read the revision before the names: a change in between makes the next call rebuild, never the reverse.
-    revision = vendor_names_revision()
+    revision = _names_revision()
     cached = _masker_cached
     if cached is not None and cached[0] == revision:
         return cached[1]
     with _masker_lock:
         if _masker_cached is not None and _masker_cached[0] == revision:
             return _masker_cached[1]
-        masker = VendorMasker(_vendor_names())
+        masker = VendorMasker(_vendor_names(), kept_terms=_brand_names())
         _masker_cached = (revision, masker)
         return masker
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from agent.knowledge.masking import MASK, VendorMasker, fold, mask, mask_evidence, name_variants, vendor_masker
 from agent.knowledge.types import EvidenceItem
 from vendors.tests.factories import VendorFactory
+from vendors.tests.factories_records import BrandFactory
 
 GAON = SimpleNamespace(pk=1)  # 가온상사
 GAON_DISTRIBUTION = SimpleNamespace(pk=2)  # 가온상사유통
@@ -94,6 +95,16 @@ def test_latin_names_match_in_any_case_and_width(masker):
 def test_one_character_names_are_ignored(masker):
     """A one-character name would mask ordinary syllables everywhere, so it never matches."""
     assert masker.mask("한 번 더 확인", counterpart=None) == ("한 번 더 확인", 0)
+
+
+def test_brand_names_are_kept_even_around_a_vendor_alias():
+    """The brand `한빛식품` is not a mention of the vendor whose alias is `한빛`; the alias alone still is, and a brand
+    spelled exactly like a vendor's name is masked (on a tie the mask wins)."""
+    masker = VendorMasker([(4, "한빛유통"), (4, "한빛"), (16, "금강제과")], kept_terms=["한빛식품", "금강제과"])
+
+    masked, count = masker.mask("한빛식품 김치, 한빛에서 납품, 한빛유통측, 금강제과 과자", counterpart=DAEHAN)
+
+    assert (masked, count) == (f"한빛식품 김치, {MASK}에서 납품, {MASK}측, {MASK} 과자", 3)
 
 
 def test_mask_item_masks_title_text_and_extra_and_counts_all(masker):
@@ -184,6 +195,19 @@ def test_module_mask_uses_the_current_vendors_and_rebuilds_when_they_change():
 
     assert vendor_masker() is not first
     assert mask("가온상사와 누리상사, 누리", counterpart=counterpart) == (f"가온상사와 {MASK}, {MASK}", 2)
+
+
+@pytest.mark.django_db
+def test_process_masker_keeps_brands_and_rebuilds_when_a_brand_is_added():
+    """Brands from the brand table are kept; adding one changes the revision, so the next masker knows it."""
+    counterpart = VendorFactory(code="1001", name="대한물산")
+    VendorFactory(code="1004", name="한빛유통", aliases=["한빛"])
+
+    assert mask("한빛식품 김치", counterpart=counterpart) == (f"{MASK}식품 김치", 1)
+
+    BrandFactory(name="한빛식품")
+
+    assert mask("한빛식품 김치", counterpart=counterpart) == ("한빛식품 김치", 0)
 
 
 @pytest.mark.django_db
