@@ -8,7 +8,6 @@ from delivery.services import send_jobs_expire_leases
 
 @shared_task(
     name="delivery.expire_send_leases",
-    queue="delivery",
     soft_time_limit=50,
     time_limit=60,
     autoretry_for=(OperationalError,),

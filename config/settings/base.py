@@ -100,6 +100,13 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TASK_ACKS_LATE = False
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Queues by task name prefix, in one place (Celery deprecates `queue=` on the task itself).
+# A worker for everything: celery -A config worker -Q default,agent,delivery,monitoring
+CELERY_TASK_ROUTES = {
+    "agent.*": {"queue": "agent"},
+    "delivery.*": {"queue": "delivery"},
+    "monitoring.*": {"queue": "monitoring"},
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Above the longest task run so a late-acked task is not redelivered while it still runs.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
@@ -219,7 +226,9 @@ FAQ_HIGH_CONFIDENCE_THRESHOLD_LOCAL = env.float("FAQ_HIGH_CONFIDENCE_THRESHOLD_L
 # local reranker needs one (calibrated in docs/knowledge.md).
 FAQ_RERANK_FLOOR_HTTP = env.float("FAQ_RERANK_FLOOR_HTTP", default=0.0)
 FAQ_RERANK_FLOOR_LOCAL = env.float("FAQ_RERANK_FLOOR_LOCAL", default=0.2)
-FAQ_HYBRID_SEARCH = env.bool("FAQ_HYBRID_SEARCH", default=True)
+# Hybrid dense + sparse: on with a Qdrant server; off in local mode, whose sparse search scans every point in
+# Python (docs/benchmarks.md "FAQ retrieval").
+FAQ_HYBRID_SEARCH = env.bool("FAQ_HYBRID_SEARCH", default=bool(QDRANT_URL))
 FAQ_KEYWORD_RETRY_LIMIT = env.int("FAQ_KEYWORD_RETRY_LIMIT", default=3)
 FAQ_KEYWORD_RETRY_MIN_CHARS = env.int("FAQ_KEYWORD_RETRY_MIN_CHARS", default=2)
 # Over-broad single words that never trigger the keyword retry (a substring match on them proves nothing).
