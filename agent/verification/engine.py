@@ -4,6 +4,7 @@ quote that literally occurs in the evidence and contains the value.
 """
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +15,13 @@ from functools import cache
 from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings
 from agent.verification.claims import ACTION_LABELS, find_action_claims
 from agent.verification.korean import fold
-from agent.verification.numbers import Quantity, QuantityKind, parse_quantities, quantity_values_among
+from agent.verification.numbers import (
+    Quantity,
+    QuantityKind,
+    bare_number_values,
+    parse_quantities,
+    quantity_values_among,
+)
 from agent.verification.sentences import split_sentences, text_without
 
 
@@ -40,6 +47,7 @@ JUDGEABLE_KINDS = frozenset(
 )
 OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
 SUPPORTED = "supported"
+_WHITESPACE_RE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -343,8 +351,11 @@ def _read_answer(answer: object) -> tuple[str | None, str | None]:
 
 
 def _quote_contains_value(quote: str, violation: Violation) -> bool:
+    """The quote states the violation's value: the brand (case, width and spacing aside), or the number —
+    as a quantity of the same kind or as a bare number ("공급가 35000"), which is what code could not
+    read as an amount and the judge may."""
     if violation.kind in (ViolationKind.BRAND_UNSUPPORTED, ViolationKind.BRAND_MISSPELT):
-        return fold(str(violation.value)) in fold(quote)
-    return any(
-        quantity.kind == violation.kind and quantity.value == violation.value for quantity in parse_quantities(quote)
-    )
+        return _WHITESPACE_RE.sub("", fold(str(violation.value))) in _WHITESPACE_RE.sub("", fold(quote))
+    if any(q.kind == violation.kind and q.value == violation.value for q in parse_quantities(quote)):
+        return True
+    return violation.value in bare_number_values(quote)

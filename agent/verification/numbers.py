@@ -77,6 +77,7 @@ _NUMBER_RUN_RES = {
     digit: re.compile(_CANDIDATE.format(digit=digit) + "[0-9,. 십백천만억조]*") for digit in "0123456789"
 }
 _FIRST_NUMBER_RE = re.compile(r"[0-9,.]*")
+_BARE_NUMBER_RE = re.compile(r"(?<![0-9.,])(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?![0-9])")
 
 # 원 starts a few ordinary words (원래, 원칙 ...): after a number those are not the currency.
 _WON = r"원(?![래칙활격숭망룸두])"
@@ -306,6 +307,11 @@ def _hangul_matches_near_won(text: str) -> Iterator[re.Match]:
         if run_start < index and (match := _HANGUL_NUMERAL_RE.search(text, run_start, index + 2)):
             yield match
         index = text.find("원", index + 1)
+
+
+def bare_number_values(text: str) -> set[int | float]:
+    """Every number written with digits in ``text``, unit or not ("35000", "35,000", "12.5")."""
+    return {normalise_number(_to_number(match.group())) for match in _BARE_NUMBER_RE.finditer(text)}
 
 
 def normalise_number(value: int | Decimal) -> int | float:

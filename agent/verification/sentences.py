@@ -11,6 +11,8 @@ _CLOSERS = "\"'”’)]」』"
 _SENTENCE_ENDINGS = "다요죠니까음함임네군"
 _LIST_MARKER_RE = re.compile(r"[0-9]{1,3}|[A-Za-z]")
 _SPACES_RE = re.compile(r"[ \t\u00a0\u3000]+")
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+_SEPARATOR_STRENGTH = [" ", "\n", "\n\n"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +88,16 @@ def text_without(text: str, sentences: list[Sentence], removed: Iterable[int]) -
     """
     removed = set(removed)
     parts = []
-    previous_end = None
+    pending = None  # the strongest break between the last kept sentence and the next one
     for index, sentence in enumerate(sentences):
+        if index:
+            gap = text[sentences[index - 1].end : sentence.start]
+            separator = "\n\n" if _BLANK_LINE_RE.search(gap) else "\n" if "\n" in gap else " "
+            pending = separator if pending is None else max(pending, separator, key=_SEPARATOR_STRENGTH.index)
         if index in removed:
             continue
-        if previous_end is not None:
-            newlines = text.count("\n", previous_end, sentence.start)
-            parts.append("\n\n" if newlines > 1 else "\n" if newlines else " ")
+        if parts:
+            parts.append(pending)
         parts.append(_SPACES_RE.sub(" ", sentence.text))
-        previous_end = sentence.end
-    return "".join(parts).strip()
+        pending = None
+    return "".join(parts)

@@ -1,0 +1,421 @@
+"""verify_draft: each violation kind, the clean text, and the judge's failure-is-no-evidence rule."""
+
+import time
+
+import pytest
+
+from agent.verification import (
+    JudgeVerdict,
+    NameIndex,
+    VerificationSettings,
+    Violation,
+    rule_on_answer,
+    verify_draft,
+)
+
+EVIDENCE = [
+    "대한물산 전용 프로모션: 삼성전자 갤럭시 공급가 30,000원, 할인율 15%, 전년 대비 2%p 상승.",
+    "무료 배송 기준 5만원 이상, 반품 수수료 약 3천원. 오뚜기 진라면 행사는 3~5만원 구간.",
+    "정산일 매월 10일, 문의 02-1234-5678. 행사 할인 5~10%.",
+]
+BRANDS = ["삼성전자", "오뚜기", "LG전자", "농심", "CJ제일제당"]
+COUNTERPART = ["대한물산", "대한"]
+OTHER_VENDORS = ["한빛상사", "가온상회", "(주)새봄유통"]
+
+
+def verify(draft, *, confirmed=(), evidence=EVIDENCE, judge=None, settings=None, **overrides):
+    return verify_draft(
+        draft,
+        evidence=evidence,
+        known_brands=overrides.get("brands", BRANDS),
+        counterpart_names=overrides.get("counterpart", COUNTERPART),
+        other_vendor_names=overrides.get("other_vendors", OTHER_VENDORS),
+        confirmed_actions=confirmed,
+        judge=judge,
+        **({"settings": settings} if settings else {}),
+    )
+
+
+def kinds_and_values(result):
+    return [(violation.kind, violation.value) for violation in result.violations]
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "공급가는 30,000원입니다.",
+        "공급가는 3만원입니다.",
+        "공급가는 삼만 원입니다.",
+        "할인율은 15%입니다.",
+        "할인율은 15퍼센트입니다.",
+        "전년 대비 2%p 올랐습니다.",
+        "무료 배송은 50,000원 이상입니다.",
+        "반품 수수료는 3,000원입니다.",
+        "반품 수수료는 약 3천원입니다.",
+        "진라면 행사는 3만원부터입니다.",
+        "진라면 행사는 최대 5만원입니다.",
+        "행사 할인은 5~10%입니다.",
+        "할인은 최대 10%입니다.",
+        "정산일은 매월 10일입니다.",
+        "문의는 02-1234-5678로 주세요.",
+        "공급가는 3만원대입니다.",
+        "오만원 이상 무료입니다.",
+        "3만에 드릴게요.",
+    ],
+)
+def test_values_the_evidence_states_pass(draft):
+    assert verify(draft).violations == ()
+
+
+@pytest.mark.parametrize(
+    ("draft", "kind", "value"),
+    [
+        ("공급가는 35,000원입니다.", "amount", 35000),
+        ("공급가는 3만5천원입니다.", "amount", 35000),
+        ("할인율은 12.5%입니다.", "percent", 12.5),
+        ("전년 대비 3%p 올랐습니다.", "percent_point", 3),
+        ("전년 대비 15%p 올랐습니다.", "percent_point", 15),
+        ("할인율은 2%입니다.", "percent", 2),
+        ("진라면 행사는 4만원입니다.", "amount", 40000),
+        ("두 개 사면 60,000원입니다.", "amount", 60000),
+        ("할인 후 25,500원입니다.", "amount", 25500),
+        ("₩12,500에 드립니다.", "amount", 12500),
+        ("3만 5천에 드릴게요.", "amount", 35000),
+        ("육만원 이상 무료입니다.", "amount", 60000),
+    ],
+)
+def test_values_the_evidence_does_not_state_are_violations(draft, kind, value):
+    result = verify(draft)
+    assert kinds_and_values(result) == [(kind, value)]
+    violation = result.violations[0]
+    assert draft[slice(*violation.span)] == violation.text
+    assert violation.suggestion is None
+
+
+def test_arithmetic_the_evidence_does_not_state_is_a_violation():
+    result = verify("두 개를 사시면 30,000원 두 번이니 60,000원입니다.")
+    assert kinds_and_values(result) == [("amount", 60000)]
+    assert result.violations[0].reason == "근거에 없는 금액: 60,000원"
+
+
+def test_kinds_are_compared_separately():
+    result = verify("할인 15원, 30,000%입니다.")
+    assert kinds_and_values(result) == [("amount", 15), ("percent", 30000)]
+
+
+def test_one_violation_per_occurrence():
+    result = verify("35,000원이고 다시 말해 35,000원입니다.")
+    assert [violation.span for violation in result.violations] == [(0, 7), (16, 23)]
+
+
+def test_range_ends_and_approximate_bases_count():
+    assert verify("행사는 3만원에서 5만원 사이입니다.").violations == ()
+    assert kinds_and_values(verify("행사는 약 4만원입니다.")) == [("amount", 40000)]
+    assert kinds_and_values(verify("할인 7%입니다.")) == [("percent", 7)]
+
+
+# --- brands ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("draft", "expected"),
+    [
+        ("삼성전자 제품입니다.", []),
+        ("삼성전자는 인기 있습니다.", []),
+        ("오뚜기에서 나왔습니다.", []),
+        ("LG전자 제품도 있습니다.", [("brand_unsupported", "LG전자")]),
+        ("농심 라면도 있습니다.", [("brand_unsupported", "농심")]),
+        ("lg전자는 어떨까요.", [("brand_unsupported", "lg전자")]),
+        ("CJ제일제당에서도 나옵니다.", [("brand_unsupported", "CJ제일제당")]),
+        ("삼송전자 제품입니다.", [("brand_misspelt", "삼송전자")]),
+        ("삼송전자는 인기 있습니다.", [("brand_misspelt", "삼송전자")]),
+        ("오뚝기 라면입니다.", [("brand_misspelt", "오뚝기")]),
+        ("오뚜가 라면입니다.", [("brand_misspelt", "오뚜가")]),
+        ("삼성전자가 만들었습니다.", []),
+        ("삼성 제품입니다.", []),
+    ],
+)
+def test_brand_rules(draft, expected):
+    assert kinds_and_values(verify(draft)) == expected
+
+
+def test_misspelt_brand_suggests_the_evidence_brand():
+    (violation,) = verify("삼송전자 제품입니다.").violations
+    assert violation.suggestion == "삼성전자"
+    assert violation.reason == "브랜드 표기 오류: 삼송전자 → 삼성전자"
+
+
+def test_short_brand_threshold_is_a_setting():
+    draft = "농삼 라면입니다."
+    evidence = ["농심 라면 입고"]
+    assert verify(draft, evidence=evidence).violations == ()
+    result = verify(draft, evidence=evidence, settings=VerificationSettings(min_fuzzy_brand_length=2))
+    assert kinds_and_values(result) == [("brand_misspelt", "농삼")]
+
+
+def test_known_brand_that_is_one_character_off_is_unsupported_not_misspelt():
+    result = verify("삼성전기 제품입니다.", brands=[*BRANDS, "삼성전기"])
+    assert kinds_and_values(result) == [("brand_unsupported", "삼성전기")]
+
+
+def test_brands_accept_a_prebuilt_index():
+    result = verify("LG전자 제품", brands=NameIndex.build(BRANDS))
+    assert kinds_and_values(result) == [("brand_unsupported", "LG전자")]
+
+
+# --- other vendors ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("draft", "expected"),
+    [
+        ("한빛상사에서도 같은 조건입니다.", [("other_vendor", "한빛상사")]),
+        ("가온상회는 다릅니다.", [("other_vendor", "가온상회")]),
+        ("㈜새봄유통 사례입니다.", [("other_vendor", "새봄유통")]),
+        ("대한물산 담당자님, 안녕하세요.", []),
+        ("[다른 벤더] 사례는 제외했습니다.", []),
+        ("한빛 상사라는 말은 없습니다.", []),
+    ],
+)
+def test_other_vendor_names(draft, expected):
+    result = verify(draft)
+    assert kinds_and_values(result) == expected
+    for violation in result.violations:
+        assert violation.suggestion == "[다른 벤더]"
+
+
+def test_counterpart_name_containing_another_vendors_name_is_not_flagged():
+    result = verify("대한물산유통 건입니다.", counterpart=["대한물산유통"], other_vendors=["대한물산"])
+    assert result.violations == ()
+
+
+def test_counterpart_name_is_not_an_unsupported_brand():
+    assert verify("대한물산 전용입니다.", brands=[*BRANDS, "대한물산"]).violations == ()
+
+
+# --- action claims ------------------------------------------------------------------------------------
+
+
+def test_untrue_send_claim_is_a_violation_and_a_confirmed_one_is_not():
+    draft = "제안서 보내드렸습니다."
+    result = verify(draft)
+    assert [(v.kind, v.value, v.text) for v in result.violations] == [("action_claim", None, "보내드렸습니다")]
+    assert result.clean_text == ""
+    assert verify(draft, confirmed=["send"]).violations == ()
+
+
+def test_confirmed_kinds_only_cover_themselves():
+    result = verify("발송했고 접수 완료했습니다.", confirmed=["send"])
+    assert [v.text for v in result.violations] == ["접수 완료했습니다"]
+
+
+def test_promise_is_not_a_claim():
+    assert verify("제안서는 오늘 보내드리겠습니다.").violations == ()
+
+
+# --- clean text ---------------------------------------------------------------------------------------
+
+
+def test_clean_text_drops_only_the_sentences_with_violations():
+    draft = "안녕하세요. 공급가는 35,000원입니다. 할인율은 15%입니다.\n제안서 보내드렸습니다.\n감사합니다."
+    result = verify(draft)
+    assert result.clean_text == "안녕하세요. 할인율은 15%입니다.\n감사합니다."
+    assert [quantity.value for quantity in result.quantities] == [35000, 15]
+
+
+def test_clean_text_is_empty_when_nothing_safe_is_left():
+    assert verify("공급가는 35,000원입니다. 한빛상사도 같습니다.").clean_text == ""
+
+
+def test_clean_draft_is_returned_tidied():
+    result = verify("공급가는  30,000원입니다.   감사합니다.")
+    assert result.ok and result.clean_text == "공급가는 30,000원입니다. 감사합니다."
+
+
+def test_result_as_dict_is_the_json_interface():
+    payload = verify("LG전자 35,000원.").as_dict()
+    assert set(payload) == {"violations", "clean_text", "quantities"}
+    assert set(payload["violations"][0]) == {"kind", "value", "text", "span", "reason", "suggestion"}
+    assert payload["violations"][0]["span"] == [0, 4]
+
+
+def test_headline_case_every_kind_in_one_draft():
+    draft = (
+        "대한물산 담당자님, 삼송전자 갤럭시 공급가는 35,000원이고 할인율은 17%입니다. "
+        "LG전자 제품은 한빛상사에서도 팝니다. 제안서 보내드렸습니다. 무료 배송 기준은 5만원 이상입니다."
+    )
+    result = verify(draft)
+    assert kinds_and_values(result) == [
+        ("brand_misspelt", "삼송전자"),
+        ("amount", 35000),
+        ("percent", 17),
+        ("brand_unsupported", "LG전자"),
+        ("other_vendor", "한빛상사"),
+        ("action_claim", None),
+    ]
+    assert result.clean_text == "무료 배송 기준은 5만원 이상입니다."
+
+
+# --- the judge ----------------------------------------------------------------------------------------
+
+# Code cannot read "35000" without a unit as an amount; a judge may, with a quote.
+BARE_EVIDENCE = [*EVIDENCE, "2주차 특별 공급가 35000 (부가세 별도)"]
+DRAFT = "2주차 공급가는 35,000원입니다."
+
+
+def _judged(judge, draft=DRAFT, evidence=BARE_EVIDENCE, **settings):
+    return verify(
+        draft, evidence=evidence, judge=judge, settings=VerificationSettings(**settings) if settings else None
+    )
+
+
+def _amount_violation():
+    return Violation(kind="amount", value=35000, text="35,000원", span=(0, 7), reason="근거에 없는 금액: 35,000원")
+
+
+def test_code_alone_flags_the_bare_number_case():
+    assert kinds_and_values(verify(DRAFT, evidence=BARE_EVIDENCE)) == [("amount", 35000)]
+
+
+def test_judge_valid_quote_containing_the_value_clears_the_violation():
+    asked = []
+
+    def judge(violation, evidence):
+        asked.append((violation.kind, violation.value, evidence))
+        return JudgeVerdict(verdict="supported", quote="특별 공급가 35000")
+
+    result = _judged(judge)
+    assert result.ok and result.clean_text == DRAFT
+    assert asked == [("amount", 35000, tuple(BARE_EVIDENCE))]
+    (ruling,) = result.judge_rulings
+    assert ruling.cleared and ruling.quote == "특별 공급가 35000"
+
+
+def test_judge_clears_a_brand_the_evidence_writes_with_a_space():
+    evidence = ["LG 전자 협력 공급가 30,000원"]
+    draft = "LG전자 공급가는 30,000원입니다."
+    assert kinds_and_values(verify(draft, evidence=evidence)) == [("brand_unsupported", "LG전자")]
+    result = verify(draft, evidence=evidence, judge=lambda v, e: {"verdict": "supported", "quote": "LG 전자 협력"})
+    assert result.ok
+
+
+def test_judge_exception_counts_as_no_evidence():
+    def judge(violation, evidence):
+        raise RuntimeError("LLM down")
+
+    result = _judged(judge)
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert result.clean_text == ""
+    assert result.judge_rulings[0].detail == "judge failed: RuntimeError: LLM down"
+
+
+def test_judge_timeout_counts_as_no_evidence():
+    def judge(violation, evidence):
+        time.sleep(0.5)
+        return {"verdict": "supported", "quote": "특별 공급가 35000"}
+
+    started = time.monotonic()
+    result = _judged(judge, judge_timeout_seconds=0.05)
+    assert time.monotonic() - started < 0.4
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert result.judge_rulings[0].detail == "judge timed out"
+
+
+def test_judge_raising_timeout_itself_counts_as_no_evidence():
+    def judge(violation, evidence):
+        raise TimeoutError("read timeout")
+
+    assert kinds_and_values(_judged(judge)) == [("amount", 35000)]
+
+
+def test_judge_unparseable_answer_counts_as_no_evidence():
+    result = _judged(lambda violation, evidence: "음... 아마 맞을 거예요")
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert result.judge_rulings[0].detail == "judge answer unparseable"
+
+
+def test_judge_wrong_verdict_counts_as_no_evidence():
+    result = _judged(lambda v, e: {"verdict": "partially", "quote": "특별 공급가 35000"})
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert result.judge_rulings[0].detail == "judge verdict 'partially'"
+
+
+def test_judge_quote_not_in_evidence_counts_as_no_evidence():
+    result = _judged(lambda v, e: {"verdict": "supported", "quote": "특별 공급가 35,000원"})
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert result.judge_rulings[0].detail == "quote not found in the evidence"
+
+
+def test_judge_quote_without_the_value_counts_as_no_evidence():
+    result = _judged(lambda v, e: {"verdict": "supported", "quote": "2주차 특별 공급가"})
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert result.judge_rulings[0].detail == "quote does not contain the value"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        JudgeVerdict(verdict="supported", quote="공급가 35000 확정"),
+        {"verdict": "supported", "quote": "공급가 35000 확정"},
+        '{"verdict": "supported", "quote": "공급가 35000 확정"}',
+        {"verdict": " Supported ", "quote": "공급가 35000 확정"},
+        {"verdict": "supported", "quote": "35,000원"},
+    ],
+)
+def test_supported_answers_with_a_valid_quote_clear(answer):
+    evidence = ("서면 합의로 공급가 35000 확정 (35,000원)",)
+    ruling = rule_on_answer(_amount_violation(), answer, evidence)
+    assert ruling.cleared, ruling.detail
+
+
+@pytest.mark.parametrize(
+    ("answer", "detail"),
+    [
+        ({"verdict": "unsupported", "quote": "공급가 35000 확정"}, "judge verdict 'unsupported'"),
+        ({"verdict": "ambiguous", "quote": "공급가 35000 확정"}, "judge verdict 'ambiguous'"),
+        ({"verdict": "supported?", "quote": "공급가 35000 확정"}, "judge verdict 'supported?'"),
+        ({"verdict": "supported", "quote": "공급가 35000 확정됨"}, "quote not found in the evidence"),
+        ({"verdict": "supported", "quote": "서면 합의로"}, "quote does not contain the value"),
+        ({"verdict": "supported", "quote": "공급가 3만5천원"}, "quote not found in the evidence"),
+        ({"verdict": "supported", "quote": "350"}, "quote does not contain the value"),
+        ({"verdict": "supported", "quote": ""}, "supported without a quote"),
+        ({"verdict": "supported"}, "supported without a quote"),
+        ({"quote": "공급가 35000 확정"}, "judge answer unparseable"),
+        ("supported", "judge answer unparseable"),
+        ("not json at all", "judge answer unparseable"),
+        (None, "judge answer unparseable"),
+        (["supported", "공급가 35000 확정"], "judge answer unparseable"),
+        ({"verdict": 1, "quote": "x"}, "judge answer unparseable"),
+    ],
+)
+def test_any_other_answer_leaves_the_violation_standing(answer, detail):
+    evidence = ("서면 합의로 공급가 35000 확정 (35,000원)",)
+    ruling = rule_on_answer(_amount_violation(), answer, evidence)
+    assert not ruling.cleared
+    assert ruling.detail == detail
+
+
+def test_brand_quote_must_name_the_brand():
+    violation = Violation(kind="brand_unsupported", value="LG전자", text="LG전자", span=(0, 4), reason="")
+    evidence = ("엘지 전자 협력사 목록",)
+    ruling = rule_on_answer(violation, {"verdict": "supported", "quote": "엘지 전자 협력사"}, evidence)
+    assert not ruling.cleared and ruling.detail == "quote does not contain the value"
+
+
+def test_judge_is_never_asked_about_other_vendors_or_claims():
+    asked = []
+
+    def judge(violation, evidence):
+        asked.append(violation.kind)
+        return {"verdict": "supported", "quote": "대한물산"}
+
+    result = _judged(judge, draft="한빛상사에 보내드렸습니다.")
+    assert asked == []
+    assert sorted(v.kind for v in result.violations) == ["action_claim", "other_vendor"]
+
+
+def test_judge_call_limit_leaves_the_rest_standing():
+    result = _judged(lambda v, e: {"verdict": "no", "quote": ""}, draft="11,000원 12,000원 13,000원", max_judge_calls=2)
+    assert len(result.violations) == 3
+    details = [ruling.detail for ruling in result.judge_rulings]
+    assert details.count("not judged: judge call limit reached") == 1 and details.count("judge verdict 'no'") == 2
