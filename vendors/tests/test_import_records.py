@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from openpyxl import Workbook
 
 from monitoring.models import AuditEvent
-from vendors.models import Brand, Product, RecordImport, VendorRecord
+from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
 from vendors.records import RecordImportInvalid, records_import_file, vendor_records_search
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory, ProductFactory
@@ -247,3 +247,29 @@ def test_command_rejects_unsupported_and_empty_files(tmp_path, name, content):
         call_command("import_records", str(path))
 
     assert RecordImport.objects.count() == 0
+
+
+def test_demo_records_load_for_the_demo_vendors_and_reload_idempotently():
+    """The demo file loads cleanly for demo/data/vendors.csv; every row has a key, so a second load adds nothing.
+    It has one-character brand pairs (한빛식품/한빚식품, 다온푸드/다은푸드 …) and the same SKU at different prices
+    for different vendors, each vendor seeing only its own."""
+    from vendors.records import DEMO_RECORDS_FILE, demo_records_load
+    from vendors.services import vendors_import_csv
+
+    vendors_import_csv(DEMO_RECORDS_FILE.parent / "vendors.csv")
+
+    first = demo_records_load()
+    second = demo_records_load()
+
+    assert first.counts["records_created"] >= 150 and first.counts["products_created"] >= 60
+    assert second.counts["records_created"] == second.counts["products_created"] == 0
+    assert second.counts["records_updated"] == first.counts["records_created"]
+    brand_names = set(Brand.objects.values_list("name", flat=True))
+    assert {"한빛식품", "한빚식품", "다온푸드", "다은푸드", "고운뜰", "고운들"} <= brand_names
+    daehan, selim = Vendor.objects.get(code="1001"), Vendor.objects.get(code="1007")
+    [daehan_kimchi] = vendor_records_search(vendor=daehan, query="HB-100 단가", limit=1)
+    [selim_kimchi] = vendor_records_search(vendor=selim, query="HB-100 단가", limit=1)
+    assert daehan_kimchi.reference != selim_kimchi.reference
+    assert Product.objects.get(vendor=daehan, sku="HB-100").unit_price == daehan_kimchi.extra["unit_price"]
+    [promotion] = vendor_records_search(vendor=selim, query="이번 달 프로모션 할인율이 얼마인가요?", limit=1)
+    assert promotion.extra["values"]["대상 브랜드"] == "한빛식품"
