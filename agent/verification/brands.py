@@ -30,7 +30,7 @@ _WHITESPACE_RE = re.compile(r"\s+")
 # ("대한물산측"); shorter names need a word end or a particle ("무지" is not in "무지개").
 _COMPOUND_PREFIX_MIN_LENGTH = 3
 _MIN_PATTERN_LENGTH = 2
-_ONE_EDIT_MEMO_SIZE = 100_000
+_CANDIDATE_MEMO_SIZE = 100_000
 # Only words with a letter can misspell a brand ("35,000원에" is checked, "2026-11-30" is not).
 _HAS_LETTER_RE = re.compile(r"[A-Za-z가-힣]")
 # Words are split at whitespace and at these; "." "+" "&" "-" "'" stay inside (Dr.Jart+, P&G).
@@ -72,7 +72,7 @@ class NameIndex:
                 if pattern not in self._name_by_pattern:  # the first name given keeps a shared pattern
                     self._name_by_pattern[pattern] = name
                     self._automaton.add_word(pattern, (len(pattern), name))
-        self._one_edit_memo: dict[str, tuple[str, ...]] = {}
+        self._candidate_memo: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
         self._empty = not self._name_by_pattern
         if not self._empty:
             self._automaton.make_automaton()
@@ -116,23 +116,36 @@ class NameIndex:
                 keys.setdefault(key, []).append(pattern)
         return {key: tuple(patterns) for key, patterns in keys.items()}
 
-    def patterns_one_edit_from(self, word: str) -> tuple[str, ...]:
-        """Patterns at edit distance exactly 1 from the folded ``word`` (symmetric-deletion lookup).
-
-        Remembered per word (drafts share most of their vocabulary); the memo is bounded.
-        """
-        if (known := self._one_edit_memo.get(word)) is not None:
-            return known
+    def patterns_one_edit_from(self, word: str) -> list[str]:
+        """Patterns at edit distance exactly 1 from the folded ``word`` (symmetric-deletion lookup)."""
         candidates = set()
         for key in _deletion_keys(word):
             candidates.update(self._patterns_by_deletion_key.get(key, ()))
-        near = tuple(
-            sorted(pattern for pattern in candidates if Levenshtein.distance(word, pattern, score_cutoff=1) == 1)
-        )
-        if len(self._one_edit_memo) >= _ONE_EDIT_MEMO_SIZE:
-            self._one_edit_memo.clear()
-        self._one_edit_memo[word] = near
-        return near
+        return sorted(pattern for pattern in candidates if Levenshtein.distance(word, pattern, score_cutoff=1) == 1)
+
+    def misspelling_candidates(self, folded_word: str, min_length: int) -> tuple[tuple[int, str], ...]:
+        """``(stem length, pattern)`` pairs: the folded word, less a particle, one edit from a pattern.
+
+        Empty when the word (with or without its particle) is itself a name. This part does not depend
+        on the evidence, so it is remembered per word (drafts share most of their vocabulary; bounded).
+        """
+        key = (folded_word, min_length)
+        if (known := self._candidate_memo.get(key)) is not None:
+            return known
+        variants = strip_particle_variants(folded_word)
+        candidates: tuple[tuple[int, str], ...] = ()
+        if not any(variant in self._name_by_pattern for variant in variants):
+            candidates = tuple(
+                (len(variant), pattern)
+                for variant in variants
+                if len(variant) >= min_length
+                for pattern in self.patterns_one_edit_from(variant)
+                if len(pattern) >= min_length
+            )
+        if len(self._candidate_memo) >= _CANDIDATE_MEMO_SIZE:
+            self._candidate_memo.clear()
+        self._candidate_memo[key] = candidates
+        return candidates
 
     def find(self, text: str) -> list[NameMatch]:
         """Occurrences of names as words in ``text``: leftmost-longest, non-overlapping.
@@ -210,13 +223,10 @@ class _Word:
 def _words(text: str) -> list[_Word]:
     words = []
     for match in _WORD_RE.finditer(text):
-        start, end = match.span()
-        while start < end and text[start] in _WORD_EDGE_PUNCTUATION:
-            start += 1
-        while end > start and text[end - 1] in _WORD_EDGE_PUNCTUATION:
-            end -= 1
-        if start < end:
-            words.append(_Word(text[start:end], start, end))
+        word = match.group().strip(_WORD_EDGE_PUNCTUATION)
+        if word:
+            start = match.start() + match.group().index(word)
+            words.append(_Word(word, start, start + len(word)))
     return words
 
 
@@ -261,16 +271,17 @@ def find_misspellings(
     folded_text = fold(text)  # same offsets as text
     words = _words(text)
     verdicts: dict[str, tuple[int, str] | None] = {}  # drafts repeat words
+    word_counts = sorted(known_brands.word_counts, reverse=True)
     found = []
     taken_until = 0
-    for index in range(len(words)):
-        if words[index].start < taken_until:
+    for index, word in enumerate(words):
+        if word.start < taken_until:
             continue
-        for count in sorted(known_brands.word_counts, reverse=True):
+        for count in word_counts:
             window = words[index : index + count]
-            if len(window) < count or not _adjacent(text, window):
+            if len(window) < count or (count > 1 and not _adjacent(text, window)):
                 continue
-            start, end = window[0].start, window[-1].end
+            start, end = word.start, window[-1].end
             folded = folded_text[start:end]
             if folded not in verdicts:
                 verdicts[folded] = _misspelt_brand(folded, known_brands, evidence, min_length)
@@ -287,26 +298,21 @@ def find_misspellings(
 def _misspelt_brand(
     folded: str, known_brands: NameIndex, evidence: EvidenceText, min_length: int
 ) -> tuple[int, str] | None:
-    """(length of the misspelt stem, brand) when the folded word, less any particle, misspells a brand."""
+    """(length of the misspelt stem, brand) when the folded word, less any particle, misspells a brand
+    that the evidence contains and is not itself a word of the evidence."""
     if (
         len(folded) < min_length
         or len(folded) > known_brands.longest_pattern + MAX_PARTICLE_LENGTH + 1
         or not _HAS_LETTER_RE.search(folded)
     ):
         return None
-    variants = strip_particle_variants(folded)
-    if any(known_brands.has_pattern(variant) for variant in variants):
-        return None
-    for variant in variants:
-        if len(variant) < min_length:
+    for length, pattern in known_brands.misspelling_candidates(folded, min_length):
+        brand = known_brands.name_of(pattern)
+        if not known_brands.occurs_in(brand, evidence):
             continue
-        for pattern in known_brands.patterns_one_edit_from(variant):
-            brand = known_brands.name_of(pattern)
-            if len(pattern) < min_length or not known_brands.occurs_in(brand, evidence):
-                continue
-            if any(evidence.has_word(other) for other in variants):
-                return None
-            return len(variant), brand
+        if any(evidence.has_word(variant) for variant in strip_particle_variants(folded)):
+            return None
+        return length, brand
     return None
 
 

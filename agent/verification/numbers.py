@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from functools import lru_cache
 
 from agent.verification.korean import PARTICLES, is_hangul_syllable
 
@@ -71,11 +72,6 @@ _MULTIPLIER_RE = re.compile(r"[십백천만억조]")
 _INSIGNIFICANT = str.maketrans("", "", "0,. 십백천만억조")
 _MULTIPLIER_CHARS = frozenset("십백천만억조")
 _CHAIN_CHARS = frozenset("0123456789,.") | _MULTIPLIER_CHARS
-# A candidate number starting with a given digit, with the run of terms after it. Each starts with a
-# literal, so the regex engine skips ahead fast; compiled once here, never per wanted value.
-_NUMBER_RUN_RES = {
-    digit: re.compile(_CANDIDATE.format(digit=digit) + "[0-9,. 십백천만억조]*") for digit in "0123456789"
-}
 _FIRST_NUMBER_RE = re.compile(r"[0-9,.]*")
 _BARE_NUMBER_RE = re.compile(r"(?<![0-9.,])(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?![0-9])")
 
@@ -240,7 +236,8 @@ def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -
     signatures = {_value_signature(value) for _, value in wanted_pairs}
     found: set[tuple[str, int | float]] = set()
     scanned_until = 0
-    for hit in _signature_hits(text, signatures):
+    wanted_values = {value for _, value in wanted_pairs}
+    for hit in _signature_hits(text, signatures, wanted_values):
         if hit >= scanned_until:
             scanned_until = _scan_chain(text, _chain_start(text, hit), hit, found)
     if any(kind == QuantityKind.AMOUNT for kind, _ in wanted_pairs):
@@ -250,21 +247,42 @@ def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -
     return found & wanted_pairs
 
 
-def _signature_hits(text: str, signatures: set[str]) -> list[int]:
-    """Starts of numbers that may have one of the signatures: the first number's own digits begin the
-    signature and the whole run of terms begins with it (a shorter well-formed prefix may be the value)."""
+def _signature_hits(text: str, signatures: set[str], wanted_values: set) -> list[int]:
+    """Starts of numbers that may state a wanted value: the first number's own digits begin a signature
+    and the whole run of terms begins with it (a shorter well-formed prefix may be the value). A plain
+    number that no range separator follows states exactly its own value, so it is a hit only if wanted."""
     hits = set()
-    for digit in {signature[0] for signature in signatures if signature} | {"0"}:
-        pattern = _NUMBER_RUN_RES[digit]
+    for prefix in {signature[:2] for signature in signatures if signature} | {"0"}:
+        pattern = _number_run_re(prefix)
         position = 0
         while match := pattern.search(text, position):  # overlapping: a number may start inside a run
-            run = match.group()
-            first_number = _FIRST_NUMBER_RE.match(run).group().translate(_INSIGNIFICANT)
-            whole_run = run.translate(_INSIGNIFICANT)
-            if any(sig.startswith(first_number) and whole_run.startswith(sig) for sig in signatures):
-                hits.add(match.start())
             position = match.start() + 1
+            run = match.group()
+            first_number = _FIRST_NUMBER_RE.match(run).group()
+            significant = first_number.translate(_INSIGNIFICANT)
+            whole_run = run.translate(_INSIGNIFICANT)
+            if not any(sig.startswith(significant) and whole_run.startswith(sig) for sig in signatures):
+                continue
+            plain = first_number.rstrip(".,")
+            after = text[match.start() + len(plain) : match.start() + len(plain) + 2].lstrip(" ")
+            if (
+                run.rstrip(" .,") == plain
+                and _VALID_GROUPING_RE.fullmatch(plain)
+                and not after.startswith(("~", "～", "〜", "-"))
+                and normalise_number(_to_number(plain)) not in wanted_values
+            ):
+                continue
+            hits.add(match.start())
     return sorted(hits)
+
+
+@lru_cache(maxsize=128)
+def _number_run_re(prefix: str) -> re.Pattern:
+    """A candidate number whose significant digits begin with ``prefix`` (one or two digits), with the run
+    of terms after it. It starts with a literal, so the regex engine skips ahead fast; there are at most
+    100 such patterns, compiled once each, never one per wanted value."""
+    second = f"[0,. 십백천만억조]*{prefix[1]}" if len(prefix) > 1 else ""
+    return re.compile(_CANDIDATE.format(digit=prefix[0]) + second + "[0-9,. 십백천만억조]*")
 
 
 def _scan_chain(text: str, position: int, last_start: int, found: set) -> int:
