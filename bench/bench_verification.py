@@ -37,7 +37,10 @@ MEASURED_RUNS = 1_000
 CASE_COUNT = 200
 BASELINE_RUNS = 10
 
-_SYLLABLES = "가나다라마바사아자차카타파하고노도로모보소오조초코토포호구누두루무부수우주추쿠투푸후그느드르므브스으즈츠크트프흐기니디리미비시이지치키티피히한신대성진원해미래새빛솔"
+_SYLLABLES = (
+    "가나다라마바사아자차카타파하고노도로모보소오조초코토포호구누두루무부수우주추쿠투푸"
+    "후그느드르므브스으즈츠크트프흐기니디리미비시이지치키티피히한신대성진원해미래새빛솔"
+)
 _LATIN_ONSETS = [
     "b",
     "c",
@@ -172,7 +175,8 @@ def build_cases(count: int, seed: int = 7) -> list[dict]:
         sentences = [
             f"안녕하세요, {counterpart} 담당자님.",
             f"문의하신 {supported} 행사 단가는 {amount}이며 배송비는 3,000원입니다.",
-            f"{misspelt} 제품은 이번 달 {rng.randrange(31, 99)},000원에 공급되고 할인율은 {rng.choice([17, 23])}%입니다.",
+            f"{misspelt} 제품은 이번 달 {rng.randrange(31, 99)},000원에 공급되고 "
+            f"할인율은 {rng.choice([17, 23])}%입니다.",
             f"{unsupported} 제품도 함께 검토해 보시면 좋겠습니다.",
             f"참고로 {other_vendor}에서도 비슷한 조건으로 진행 중입니다.",
             "제안서는 메일로 보내드렸습니다.",
