@@ -634,20 +634,28 @@ def _products_write(plan: ImportPlan, brands: dict[str, Brand], now) -> dict[str
         if product is None:
             product = Product(vendor_id=row["vendor_id"], sku=row["sku"])
             new.append(product)
-        else:
-            changed.append(product)
-        product.name, product.unit_price, product.brand, product.updated_at = row["name"], row["unit_price"], brand, now
+        before = _product_state(product)
+        product.name, product.unit_price, product.brand = row["name"], row["unit_price"], brand
         for column in PRODUCT_OPTIONAL_COLUMNS:
             if column in row:
                 setattr(product, column, row[column])
         product_search_refresh(product, brand)
+        product.updated_at = now
+        if product.pk is not None and _product_state(product) != before:
+            changed.append(product)
     Product.objects.bulk_create(new, batch_size=1000)
     Product.objects.bulk_update(
         changed,
         ["name", "unit_price", "brand", *PRODUCT_OPTIONAL_COLUMNS, "search_text", "updated_at"],
         batch_size=1000,
     )
-    return {"products_created": len(new), "products_updated": len(changed)}
+    unchanged = len(plan.products) - len(new) - len(changed)
+    return {"products_created": len(new), "products_updated": len(changed), "products_unchanged": unchanged}
+
+
+def _product_state(product: Product) -> tuple:
+    optional = tuple(getattr(product, column) for column in PRODUCT_OPTIONAL_COLUMNS)
+    return (product.name, product.unit_price, product.brand_id, product.search_text, *optional)
 
 
 _RECORD_FIELDS = ["title", "body", "values", "effective_from", "effective_to", "source"]
@@ -668,6 +676,8 @@ def _records_write(plan: ImportPlan, now) -> dict[str, int]:
         if record is None:
             record = VendorRecord(vendor_id=row["vendor_id"], kind=row["kind"], source_id=row["source_id"])
             new.append(record)
+        elif all(getattr(record, name) == row[name] for name in _RECORD_FIELDS):
+            continue
         else:
             changed.append(record)
         for name in _RECORD_FIELDS:
@@ -676,7 +686,8 @@ def _records_write(plan: ImportPlan, now) -> dict[str, int]:
         record_search_refresh(record)
     VendorRecord.objects.bulk_create(new, batch_size=1000)
     VendorRecord.objects.bulk_update(changed, [*_RECORD_FIELDS, "search_text", "updated_at"], batch_size=1000)
-    return {"records_created": len(new), "records_updated": len(changed)}
+    unchanged = len(plan.records) - len(new) - len(changed)
+    return {"records_created": len(new), "records_updated": len(changed), "records_unchanged": unchanged}
 
 
 def records_import(

@@ -68,8 +68,10 @@ def test_csv_imports_brands_products_and_records_with_an_audit_row(vendors, tmp_
         "brands_written": 1,
         "products_created": 1,
         "products_updated": 0,
+        "products_unchanged": 0,
         "records_created": 2,
         "records_updated": 0,
+        "records_unchanged": 0,
     }
     assert Brand.objects.get().aliases == ["한빛", "HANBIT"]
     product = Product.objects.get()
@@ -113,7 +115,8 @@ def test_xlsx_reads_every_sheet_with_date_and_number_cells(vendors, tmp_path):
 
 def test_jsonl_reimport_updates_keyed_rows_instead_of_adding(vendors, tmp_path):
     """Products are keyed by (vendor, sku), records with a source id by (vendor, kind, source id): a second
-    import updates them. A record without a source id is added each time."""
+    import updates them, an identical one leaves them (counted unchanged). A record without a source id is added
+    each time."""
     daehan, _ = vendors
     rows = [
         {"type": "product", "vendor_code": "1001", "sku": "HB-100", "name": "포기김치 10kg", "unit_price": 32000},
@@ -130,9 +133,12 @@ def test_jsonl_reimport_updates_keyed_rows_instead_of_adding(vendors, tmp_path):
     assert second.counts["products_updated"] == 1
     assert second.counts["records_updated"] == 1
     assert second.counts["records_created"] == 1
+    third = records_import_file(write_jsonl(tmp_path / "a.jsonl", rows), actor_kind="system", actor_id="test")
+    assert (third.counts["products_unchanged"], third.counts["records_unchanged"]) == (1, 1)
+    assert third.counts["products_updated"] == third.counts["records_updated"] == 0
     assert Product.objects.get().unit_price == 33000
     assert VendorRecord.objects.get(source_id="S-03").values == {"정산액": "1,300,000원"}
-    assert VendorRecord.objects.filter(title="메모").count() == 2
+    assert VendorRecord.objects.filter(title="메모").count() == 3  # one per import
     [item] = vendor_records_search(vendor=daehan, query="HB-100", limit=1)
     assert item.text.endswith("단가 33,000원")
 
@@ -263,7 +269,8 @@ def test_demo_records_load_for_the_demo_vendors_and_reload_idempotently():
 
     assert first.counts["records_created"] >= 150 and first.counts["products_created"] >= 60
     assert second.counts["records_created"] == second.counts["products_created"] == 0
-    assert second.counts["records_updated"] == first.counts["records_created"]
+    assert second.counts["records_unchanged"] == first.counts["records_created"]
+    assert second.counts["products_unchanged"] == first.counts["products_created"]
     brand_names = set(Brand.objects.values_list("name", flat=True))
     assert {"한빛식품", "한빚식품", "다온푸드", "다은푸드", "고운뜰", "고운들"} <= brand_names
     daehan, selim = Vendor.objects.get(code="1001"), Vendor.objects.get(code="1007")
