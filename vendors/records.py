@@ -300,7 +300,6 @@ COLUMNS = {
                 "stock_quantity", "safety_stock"},
     "brand": {"type", "brand", "aliases"},
 }  # fmt: skip
-ALL_COLUMNS = set().union(*COLUMNS.values())
 
 
 class RecordImportInvalid(Exception):
