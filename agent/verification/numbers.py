@@ -72,7 +72,7 @@ _MULTIPLIER_RE = re.compile(r"[십백천만억조]")
 _INSIGNIFICANT = str.maketrans("", "", "0,. 십백천만억조")
 _MULTIPLIER_CHARS = frozenset("십백천만억조")
 _CHAIN_CHARS = frozenset("0123456789,.") | _MULTIPLIER_CHARS
-_FIRST_NUMBER_RE = re.compile(r"[0-9,.]*")
+_FIRST_NUMBER_RE = re.compile(_NUM)  # the number the parser would read, not the whole digit run
 _BARE_NUMBER_RE = re.compile(r"(?<![0-9.,])(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?![0-9])")
 
 # 원 starts a few ordinary words (원래, 원칙 ...): after a number those are not the currency.
