@@ -4,8 +4,10 @@
     → rerank "질문: q\\n답변: a" passages → top N
     nothing? → guarded keyword retry (substring search, at most 3) accepted only when the reranker agrees
 
-A sparse-only or keyword candidate has not passed the dense threshold, so it is kept only when its rerank score
-clears the reranker's low-confidence threshold; dense candidates are ordered by the reranker, as in the seed.
+Dense candidates are ordered by the reranker, as in the seed, and dropped only under the reranker's floor (0 for
+an HTTP reranker, i.e. the seed). A sparse-only or keyword candidate never passed a semantic threshold, so it is
+kept only when its rerank score clears the low-confidence threshold. When the index or the embedding endpoint is
+unavailable, the search degrades to the keyword retry (a database read) instead of failing the caller.
 """
 
 import logging
@@ -16,8 +18,14 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Count, Q
 
-from agent.knowledge.embeddings import embedder_get, normalise_text, search_terms, sparse_vector
-from agent.knowledge.faq_index import PASSAGE, faq_index_dense_search, faq_index_sparse_search, faq_index_sync
+from agent.knowledge.embeddings import EmbeddingError, embedder_get, normalise_text, search_terms, sparse_vector
+from agent.knowledge.faq_index import (
+    PASSAGE,
+    FaqIndexUnavailable,
+    faq_index_dense_search,
+    faq_index_sparse_search,
+    faq_index_sync,
+)
 from agent.knowledge.rerank import RerankError, passage_text, reranker_get
 from agent.knowledge.types import EvidenceItem
 from agent.models import FaqEntry
@@ -41,6 +49,7 @@ class FaqSearchTrace:
     candidates: int = 0
     reranker: str = ""
     rerank_failed: bool = False
+    vector_error: str = ""  # the index or the embedding endpoint was unavailable; only the keyword retry ran
     low_confidence_threshold: float = 0.0
     keyword_retry: str = ""  # "" not needed, "blocked:<reason>", "no_match", "rejected", "accepted"
     keyword_hits: int = 0
@@ -89,8 +98,6 @@ def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[Evi
         trace.keyword_retry = "blocked:empty"
         return [], trace
 
-    with _timed(trace, "sync"):
-        faq_index_sync()
     embedder = embedder_get()
     thresholds = embedder.score_thresholds()
     reranker = reranker_get()
@@ -98,6 +105,32 @@ def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[Evi
     trace.dense_threshold, trace.relaxed_threshold = thresholds.search, thresholds.relaxed
     trace.reranker, trace.low_confidence_threshold = reranker.name, confidence.low
 
+    query_vector, accepted = None, []
+    try:
+        query_vector, shortlist = _vector_candidates(query, embedder, thresholds, trace)
+    except (FaqIndexUnavailable, EmbeddingError) as error:
+        # No vector search this time; the keyword retry below still reads the database.
+        logger.warning("FAQ vector search unavailable: %s", error)
+        trace.vector_error = str(error)
+    else:
+        with _timed(trace, "rerank"):
+            accepted = _rerank_and_accept(query, query_vector, shortlist, reranker, confidence, trace)
+
+    if not accepted:
+        with _timed(trace, "keyword"):
+            accepted = _keyword_retry(query, query_vector, reranker, confidence.low, trace)
+
+    accepted.sort(key=lambda candidate: -candidate.rerank_score)
+    items = [_evidence(candidate, confidence) for candidate in accepted[:limit]]
+    trace.returned = len(items)
+    trace.top_score = items[0].score if items else None
+    return items, trace
+
+
+def _vector_candidates(query, embedder, thresholds, trace) -> tuple:
+    """Sync, embed, dense search with one relaxed retry, optional sparse search; fused by reciprocal rank."""
+    with _timed(trace, "sync"):
+        faq_index_sync()
     with _timed(trace, "embed"):
         query_vector = embedder.embed_queries([query])[0]
     with _timed(trace, "dense"):
@@ -121,18 +154,7 @@ def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[Evi
 
     shortlist = sorted(candidates.values(), key=lambda candidate: -candidate.fused)[: settings.FAQ_RERANK_CANDIDATES]
     trace.candidates = len(shortlist)
-    with _timed(trace, "rerank"):
-        accepted = _rerank_and_accept(query, query_vector, shortlist, reranker, confidence, trace)
-
-    if not accepted:
-        with _timed(trace, "keyword"):
-            accepted = _keyword_retry(query, query_vector, reranker, confidence.low, trace)
-
-    accepted.sort(key=lambda candidate: -candidate.rerank_score)
-    items = [_evidence(candidate, confidence) for candidate in accepted[:limit]]
-    trace.returned = len(items)
-    trace.top_score = items[0].score if items else None
-    return items, trace
+    return query_vector, shortlist
 
 
 def _candidate(hit, stage: str, *, dense_score: float | None = None) -> _Candidate:

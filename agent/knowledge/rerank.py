@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 from django.conf import settings
 
-from agent.knowledge.embeddings import embedder_get, search_terms
+from agent.knowledge.embeddings import EmbeddingError, embedder_get, search_terms
 
 
 class RerankError(RuntimeError):
@@ -81,12 +81,15 @@ class LocalReranker(Reranker):
         if not passages:
             return []
         embedder = embedder_get()
-        if query_vector is None:
-            query_vector = embedder.embed_queries([query])[0]
-        if question_vectors is None:
-            question_vectors = embedder.embed_documents([question_of(passage) for passage in passages])
-        if passage_vectors is None:
-            passage_vectors = embedder.embed_documents(list(passages))
+        try:
+            if query_vector is None:
+                query_vector = embedder.embed_queries([query])[0]
+            if question_vectors is None:
+                question_vectors = embedder.embed_documents([question_of(passage) for passage in passages])
+            if passage_vectors is None:
+                passage_vectors = embedder.embed_documents(list(passages))
+        except EmbeddingError as error:
+            raise RerankError(f"local reranker could not embed: {error}") from error
         query_vector = np.asarray(query_vector, dtype=np.float32)
         question_cosines = np.asarray(question_vectors, dtype=np.float32) @ query_vector
         passage_cosines = np.asarray(passage_vectors, dtype=np.float32) @ query_vector

@@ -271,3 +271,22 @@ def test_retired_and_deleted_entries_are_not_found(add, reranker, django_capture
 
 def test_blank_query_returns_nothing(faq_index):
     assert faq_search("  ?! ") == []
+
+
+def test_an_unavailable_index_degrades_to_the_keyword_retry(add, reranker, settings):
+    """The local folder held by another process: no vector search, but the guarded keyword retry over the
+    database still answers (and the trace says why)."""
+    from qdrant_client import QdrantClient
+
+    entry = add("희망드림 기획전은 무엇인가요?", cosine=0.9)
+    reranker.scores = {"희망드림 기획전은 무엇인가요?": 0.9}
+    faq_index_reset()
+    other = QdrantClient(path=settings.QDRANT_PATH)
+    try:
+        items, trace = faq_search_traced("희망드림 참여")
+    finally:
+        other.close()
+
+    assert "held by another process" in trace.vector_error
+    assert trace.keyword_retry == "accepted"
+    assert [item.reference for item in items] == [f"faq:{entry.pk}"]
