@@ -10,10 +10,18 @@ class VendorAdminForm(forms.ModelForm):
     aliases = forms.CharField(
         label="별칭", required=False, help_text=f"여러 개는 {ALIAS_SEPARATOR} 로 구분합니다. 예: 대한|대한물산 본사"
     )
+    # Not required so that a form without it (older clients, scripts) keeps the stored mode.
+    answer_mode = forms.ChoiceField(
+        label="답변 모드",
+        choices=Vendor.AnswerMode.choices,
+        initial=Vendor.AnswerMode.AUTO,
+        required=False,
+        help_text="자동 발송: 검증을 통과한 답변을 바로 보냅니다. 검토 후 발송: 직원이 승인한 답변만 보냅니다.",
+    )
 
     class Meta:
         model = Vendor
-        fields = ["code", "name", "aliases", "is_active"]
+        fields = ["code", "name", "aliases", "is_active", "answer_mode"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -40,8 +48,8 @@ class VendorAdminForm(forms.ModelForm):
 @admin.register(Vendor)
 class VendorAdmin(admin.ModelAdmin):
     form = VendorAdminForm
-    list_display = ["code", "name", "aliases_display", "is_active", "updated_at"]
-    list_filter = ["is_active"]
+    list_display = ["code", "name", "aliases_display", "is_active", "answer_mode", "updated_at"]
+    list_filter = ["is_active", "answer_mode"]
     search_fields = ["code", "name"]
     search_help_text = "코드, 벤더명, 별칭으로 찾습니다."
     ordering = ["code"]
@@ -67,6 +75,7 @@ class VendorAdmin(admin.ModelAdmin):
             name=form.cleaned_data["name"],
             aliases=form.cleaned_data["aliases"],
             is_active=form.cleaned_data["is_active"],
+            answer_mode=form.cleaned_data.get("answer_mode") or None,
             actor_kind="staff",
             actor_id=request.user.pk,
         )

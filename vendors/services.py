@@ -110,18 +110,26 @@ def vendor_upsert(
     name: str,
     aliases=(),
     is_active: bool | None = None,
+    answer_mode: str | None = None,
     actor_kind: str = "system",
     actor_id=None,
 ) -> tuple[Vendor, bool]:
-    """Create the vendor with this code, or update its name/aliases (and active flag unless None).
+    """Create the vendor with this code, or update its name/aliases (and active flag and answer mode unless None).
 
     Returns (vendor, created). Writes an audit row only when something changed.
     """
     code, name, aliases = vendor_fields_clean(code=code, name=name, aliases=aliases)
+    if answer_mode is not None and answer_mode not in Vendor.AnswerMode.values:
+        raise VendorInvalid(f"답변 모드는 {', '.join(Vendor.AnswerMode.values)} 중 하나여야 합니다: {answer_mode!r}")
     with transaction.atomic():
         vendor, created = Vendor.objects.select_for_update().get_or_create(
             code=code,
-            defaults={"name": name, "aliases": aliases, "is_active": True if is_active is None else is_active},
+            defaults={
+                "name": name,
+                "aliases": aliases,
+                "is_active": True if is_active is None else is_active,
+                "answer_mode": answer_mode or Vendor.AnswerMode.AUTO,
+            },
         )
         if created:
             audit_record(
@@ -129,10 +137,16 @@ def vendor_upsert(
                 actor_id=actor_id,
                 action="vendor.create",
                 target=vendor,
-                data={"code": code, "name": name, "aliases": aliases, "is_active": vendor.is_active},
+                data={
+                    "code": code,
+                    "name": name,
+                    "aliases": aliases,
+                    "is_active": vendor.is_active,
+                    "answer_mode": vendor.answer_mode,
+                },
             )
         else:
-            changes = _vendor_changes(vendor, name=name, aliases=aliases, is_active=is_active)
+            changes = _vendor_changes(vendor, name=name, aliases=aliases, is_active=is_active, answer_mode=answer_mode)
             if not changes:
                 return vendor, False
             for attribute, (_old, new) in changes.items():
