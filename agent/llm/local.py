@@ -49,6 +49,7 @@ _URL_RE = re.compile(r"^(?:https?://|www\.)\S+$")
 _BOILERPLATE_PREFIXES = (SYSTEM_CONFIRMATION_TAG, "[도구 거부]", "[도구 오류]", "검색 결과가 없습니다")
 _PARENTHESISED_RE = re.compile(r"^\(.*\)$")
 _VALUE_SEPARATOR = " · "
+_PASSAGE_BREAK_RE = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END_RE = re.compile(r"(다|요|죠|니다|음|함|임)[.!…]?$|[.!…]$")
 _MIN_SENTENCE_CHARS = 4
 # Keys of JSON tool results that hold metadata rather than evidence text.
@@ -149,30 +150,36 @@ def compose_answer(messages: list[Mapping]) -> str:
 
 def relevant_sentences(question: str, tool_results: list[str], *, excluded: set[str] = frozenset()) -> list[str]:
     """Up to LOCAL_ANSWER_MAX_SENTENCES evidence sentences scoring at least LOCAL_ANSWER_MIN_SCORE against the
-    question, best first when choosing, returned in their original order."""
+    question, best first when choosing, returned in their original order. When the question names a topic
+    (not just an aspect such as 가격 or 방법), only passages that mention it are used: "단가: 30,000원" of
+    another product is not an answer to "하이패스 단말기 단가"."""
     question_tokens = list(dict.fromkeys(korean_text.content_tokens(question)))
     if not question_tokens:
         return []
+    topic = [token.lower() for token in korean_text.topic_tokens(question)]
     question_bigrams = korean_text.char_bigrams(question_tokens)
     cues = [cue for word, words_cues in _ASPECT_CUES.items() if word in question for cue in words_cues]
     floor = settings.LOCAL_ANSWER_MIN_SCORE
     candidates: list[_Candidate] = []
     seen: set[str] = set()
-    for sentence in _evidence_sentences(tool_results):
-        key = " ".join(sentence.split())
-        if key in seen or any(text and text in sentence for text in excluded):
+    for passage, sentences in _evidence_passages(tool_results):
+        if topic and not any(token in passage for token in topic):
             continue
-        seen.add(key)
-        score = _score(sentence, question_tokens, question_bigrams, cues)
-        if score >= floor:
-            candidates.append(_Candidate(sentence, len(seen), score))
+        for sentence in sentences:
+            key = " ".join(sentence.split())
+            if key in seen or any(text and text in sentence for text in excluded):
+                continue
+            seen.add(key)
+            score = _score(sentence, question_tokens, question_bigrams, cues)
+            if score >= floor:
+                candidates.append(_Candidate(sentence, len(seen), score))
     best = sorted(candidates, key=lambda candidate: (-candidate.score, candidate.position))
     best = best[: settings.LOCAL_ANSWER_MAX_SENTENCES]
     return [candidate.text for candidate in sorted(best, key=lambda candidate: candidate.position)]
 
 
 def _score(sentence: str, question_tokens: list[str], question_bigrams: set[str], cues: list[str]) -> float:
-    compact = "".join(sentence.split()).lower()
+    compact = _compact(sentence)
     sentence_tokens = set(korean_text.content_tokens(sentence))
     matched = sum(1 for token in question_tokens if token in sentence_tokens or token.lower() in compact)
     token_share = matched / len(question_tokens)
@@ -184,12 +191,25 @@ def _score(sentence: str, question_tokens: list[str], question_bigrams: set[str]
     return _TOKEN_WEIGHT * token_share + _BIGRAM_WEIGHT * bigram_share + bonus
 
 
-def _evidence_sentences(tool_results: list[str]) -> list[str]:
-    sentences = []
+def _compact(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+def _evidence_passages(tool_results: list[str]) -> list[tuple[str, list[str]]]:
+    """Each evidence item of the tool results (the tools separate items by a blank line) as its whole text,
+    compacted (the context a sentence is read in), and its answer sentences."""
+    passages = []
     for result in tool_results:
-        for line in _evidence_lines(result):
-            sentences.extend(sentence.text for sentence in split_sentences(line) if _is_answer_material(sentence.text))
-    return sentences
+        for passage in _PASSAGE_BREAK_RE.split(_result_text(result)):
+            sentences = [
+                sentence.text
+                for line in _evidence_lines(passage)
+                for sentence in split_sentences(line)
+                if _is_answer_material(sentence.text)
+            ]
+            if sentences:
+                passages.append((_compact(passage), sentences))
+    return passages
 
 
 def _evidence_lines(result: str) -> list[str]:
@@ -234,7 +254,7 @@ def _result_text(result: str) -> str:
         parsed = json.loads(stripped)
     except ValueError:
         return result
-    return "\n".join(_json_texts(parsed))
+    return "\n\n".join(_json_texts(parsed))
 
 
 def _json_texts(value: object, key: str = "") -> list[str]:

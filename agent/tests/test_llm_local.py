@@ -124,6 +124,20 @@ def test_the_price_sentence_wins_when_only_one_sentence_is_allowed(settings):
     assert _body(reply.content) == ["하이패스 단말기 가격은 3만원대부터입니다."]
 
 
+def test_passages_about_another_topic_are_not_used_for_a_shared_aspect_word():
+    """A question naming a topic takes sentences only from passages that mention it: another product's
+    "단가 12,500원" is no answer to the 하이패스 단말기 price, and the other way round."""
+    products = "[1] (거래처 기록 · 진라면 세트)\n오뚜기 진라면 세트 (SKU-00001) 단가 12,500원"
+    results = {"search_records": RECORDS_RESULT + "\n\n" + products}
+
+    reply, _, _ = _run("하이패스 단말기 납품 단가가 얼마인가요?", results)
+    assert "진라면" not in reply.content
+    assert "납품 단가: 30,000원" in _body(reply.content)
+
+    reply, _, _ = _run("진라면 세트 단가 알려주세요", results)
+    assert _body(reply.content) == ["오뚜기 진라면 세트 (SKU-00001) 단가 12,500원"]
+
+
 def test_answer_lines_keep_the_answer_of_a_labelled_line_and_record_facts():
     """`답변: …` keeps its answer; `라벨: 값` facts of a record are kept as written."""
     reply, _, _ = _run("경차 통행료 감면은 얼마인가요?", {"search_faq": FAQ_RESULT})
