@@ -9,6 +9,7 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("admin/agent/", include("agent.admin_questions")),  # attention list and statistics
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
