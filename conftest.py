@@ -69,3 +69,19 @@ def _fresh_redis_database(request):
     client = redis.Redis.from_url(settings.REDIS_URL)
     client.flushdb()
     client.close()
+
+
+@pytest.fixture
+def knowledge_stores(settings, tmp_path):
+    """Empty FAQ index (Qdrant local mode) and knowledge hub (LightRAG files) in a temporary folder."""
+    from agent.knowledge.faq_index import faq_index_reset
+    from agent.knowledge.hub_runtime import runtime_reset
+
+    settings.QDRANT_URL = ""
+    settings.QDRANT_PATH = str(tmp_path / "qdrant")
+    settings.LIGHTRAG_WORKING_DIR = str(tmp_path / "lightrag")
+    faq_index_reset()
+    runtime_reset()
+    yield tmp_path
+    faq_index_reset()
+    runtime_reset()

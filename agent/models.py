@@ -1,6 +1,7 @@
 # --- FAQ store (embeddings/FAQ engineer) ---
 import uuid
 
+from django.conf import settings
 from django.db import models
 
 
@@ -152,3 +153,146 @@ class KnowledgeDocument(models.Model):
     def hub_doc_id(self) -> str:
         """The document's id inside LightRAG (chunk `full_doc_id`, file path prefix)."""
         return f"doc-{self.pk}"
+
+
+# --- answering: runs, evidence, draft rounds, tool calls, staff reviews ---
+
+
+class AnswerRun(models.Model):
+    """One attempt of the agent at one question, with everything staff need to see why each word is there."""
+
+    class Outcome(models.TextChoices):
+        ANSWERED = "answered", "답변"
+        HELD = "held", "보류"
+        BLOCKED = "blocked", "차단"
+        NO_EVIDENCE = "no_evidence", "근거 없음"
+        FAILED = "failed", "실패"
+
+    question = models.ForeignKey("conversations.Question", on_delete=models.CASCADE, related_name="runs")
+    attempt = models.PositiveIntegerField("시도", default=1)
+    provider = models.CharField("LLM 제공자", max_length=32)
+    model_name = models.CharField("모델", max_length=100, blank=True)
+    room_kind = models.CharField("방 종류", max_length=16)
+    history = models.JSONField("사용한 대화 이력", default=list, blank=True)
+    search_query = models.TextField("검색어", blank=True)
+    query_rewritten = models.BooleanField("검색어 재작성", default=False)
+    tools_offered = models.JSONField("제공한 도구", default=list, blank=True)
+    confirmed_actions = models.JSONField("확인된 동작", default=list, blank=True)
+    outcome = models.CharField("결과", max_length=16, choices=Outcome.choices, blank=True)
+    outcome_reason = models.CharField("결과 사유", max_length=200, blank=True)
+    final_text = models.TextField("최종 답변", blank=True)
+    awaiting_review = models.BooleanField("검토 대기", default=False)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    llm_calls = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField("소요(ms)", default=0)
+    stage_ms = models.JSONField("단계별 소요(ms)", default=dict, blank=True)
+    error = models.TextField("오류", blank=True)
+    send_job = models.ForeignKey(
+        "delivery.SendJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="answer_runs"
+    )
+    started_at = models.DateTimeField("시작", auto_now_add=True)
+    finished_at = models.DateTimeField("종료", null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        verbose_name = "답변 실행"
+        verbose_name_plural = "답변 실행"
+        constraints = [models.UniqueConstraint(fields=["question", "attempt"], name="answer_run_unique_attempt")]
+
+    def __str__(self):
+        return f"q#{self.question_id} 시도 {self.attempt}: {self.outcome or '진행 중'}"
+
+
+class RunEvidence(models.Model):
+    """An evidence item as the model saw it (already masked), in the order it was given."""
+
+    run = models.ForeignKey(AnswerRun, on_delete=models.CASCADE, related_name="evidence")
+    round = models.PositiveSmallIntegerField("라운드", default=0)
+    position = models.PositiveSmallIntegerField("순서")
+    source_kind = models.CharField("출처 종류", max_length=16)
+    reference = models.CharField("참조", max_length=200)
+    workspace = models.CharField("워크스페이스", max_length=64, blank=True)
+    title = models.CharField("제목", max_length=300, blank=True)
+    url = models.URLField("URL", max_length=500, blank=True)
+    text = models.TextField("내용")
+    score = models.FloatField("점수", default=0)
+    mask_count = models.PositiveIntegerField("가린 벤더명 수", default=0)
+
+    class Meta:
+        ordering = ["run", "round", "position"]
+        verbose_name = "근거"
+        verbose_name_plural = "근거"
+
+    def __str__(self):
+        return self.reference
+
+
+class DraftRound(models.Model):
+    """One draft of the answer and what the verification engine found in it."""
+
+    run = models.ForeignKey(AnswerRun, on_delete=models.CASCADE, related_name="rounds")
+    number = models.PositiveSmallIntegerField("라운드")
+    draft = models.TextField("초안", blank=True)
+    violations = models.JSONField("위반", default=list, blank=True)
+    removed = models.JSONField("제거한 문장", default=list, blank=True)
+    clean_text = models.TextField("정리된 답변", blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        verbose_name = "초안 라운드"
+        verbose_name_plural = "초안 라운드"
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="draft_round_unique_number")]
+
+    def __str__(self):
+        return f"run#{self.run_id} round {self.number}"
+
+
+class ToolCallRecord(models.Model):
+    """A tool call the model asked for: allowed or blocked, with its arguments, duration and result summary."""
+
+    run = models.ForeignKey(AnswerRun, on_delete=models.CASCADE, related_name="tool_calls")
+    round = models.PositiveSmallIntegerField("라운드", default=0)
+    position = models.PositiveSmallIntegerField("순서")
+    name = models.CharField("도구", max_length=64)
+    arguments = models.JSONField("인자", default=dict, blank=True)
+    allowed = models.BooleanField("허용")
+    blocked_reason = models.CharField("차단 사유", max_length=200, blank=True)
+    forced = models.BooleanField("강제 검색", default=False)
+    duration_ms = models.PositiveIntegerField("소요(ms)", default=0)
+    result_summary = models.TextField("결과 요약", blank=True)
+    error = models.TextField("오류", blank=True)
+
+    class Meta:
+        ordering = ["run", "round", "position"]
+        verbose_name = "도구 호출"
+        verbose_name_plural = "도구 호출"
+
+    def __str__(self):
+        return f"{self.name} ({'허용' if self.allowed else '차단'})"
+
+
+class AnswerReview(models.Model):
+    """A staff decision on an answer: approval (possibly edited or overridden) or a mark that it was wrong."""
+
+    class Action(models.TextChoices):
+        APPROVE = "approve", "승인 후 발송"
+        OVERRIDE = "override", "검증 무시 발송"
+        MARK_WRONG = "mark_wrong", "오답 표시"
+
+    question = models.ForeignKey("conversations.Question", on_delete=models.CASCADE, related_name="reviews")
+    run = models.ForeignKey(AnswerRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="reviews")
+    action = models.CharField("조치", max_length=16, choices=Action.choices)
+    text = models.TextField("보낸 답변", blank=True)
+    reason = models.TextField("사유", blank=True)
+    violations = models.JSONField("재검증 위반", default=list, blank=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "직원 검토"
+        verbose_name_plural = "직원 검토"
+
+    def __str__(self):
+        return f"{self.get_action_display()} q#{self.question_id}"

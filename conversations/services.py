@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from agent.services import question_dispatch_on_commit
 from conversations.models import Message, Question, Room, UploadBatch
 from conversations.resend import KeyOccurrences, first_occurrences_resent, resend_key_hash
 from monitoring.services import audit_record, marker_accepted_write, marker_result_write
@@ -222,15 +223,16 @@ def question_text_from(text: str, tags: list[str]) -> str:
 def question_record(*, message: Message, tags: list[str]) -> Question:
     """Turn a stored tagged message into a question.
 
-    In a matched room it is accepted (with its *accepted* liveness marker, same transaction) and waits for the
-    agent. In a blocked or unresolved room no answer is attempted: the question is closed as blocked with its
-    *result* marker, so the liveness monitor never mistakes it for a stalled one.
+    In a matched room it is accepted (with its *accepted* liveness marker, same transaction) and handed to the
+    agent once the transaction commits. In a blocked or unresolved room no answer is attempted: the question
+    is closed as blocked with its *result* marker, so the liveness monitor never mistakes it for a stalled one.
     """
     room = message.room
     text = question_text_from(message.text, tags)
     if room.resolution_status == Room.ResolutionStatus.MATCHED:
         question = Question.objects.create(message=message, room=room, vendor=room.vendor, text=text)
         marker_accepted_write(question=question)
+        question_dispatch_on_commit(question)
         return question
     question = Question.objects.create(
         message=message,

@@ -1,0 +1,72 @@
+"""Run the whole answering pipeline for one question, synchronously, as a dry run: nothing is stored or sent."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from agent.llm.base import LlmError, provider_get
+from agent.pipeline import QuestionContext, answer_compose
+from conversations.models import Room
+from vendors.selectors import room_name_resolve, vendor_get_by_code
+
+
+class Command(BaseCommand):
+    help = "Answer a question as the agent would in the named room (dry run: nothing is sent)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("question")
+        parser.add_argument("--room", required=True, help='The room name as shown, e.g. "(1001) 대한물산".')
+        parser.add_argument("--internal", action="store_true", help="Treat the room as internal (staff only).")
+        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+
+    def handle(self, *args, **options):
+        question, room = options["question"], options["room"]
+        if not question.strip():
+            raise CommandError("The question is empty.")
+        resolution = room_name_resolve(room)
+        if resolution.status != Room.ResolutionStatus.MATCHED:
+            result = {
+                "status": "blocked",
+                "answer": "",
+                "reason": f"room_{resolution.status}:{resolution.reason}",
+                "rounds": [],
+                "evidence": [],
+                "tool_calls": [],
+            }
+        else:
+            vendor = vendor_get_by_code(resolution.vendor_code)
+            context = QuestionContext(
+                question_id=None,
+                question_text=question,
+                vendor=vendor,
+                room=None,
+                room_kind=Room.Kind.INTERNAL if options["internal"] else Room.Kind.EXTERNAL,
+            )
+            try:
+                trace = answer_compose(context, provider=provider_get())
+            except LlmError as exc:
+                raise CommandError(f"The LLM provider failed: {exc}") from exc
+            result = _result(trace)
+        if options["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False, default=str))
+            return
+        self.stdout.write(f"[{result['status']}] {result['answer'] or result.get('reason', '')}")
+        for round_ in result["rounds"]:
+            kinds = ", ".join(v["kind"] for v in round_["violations"]) or "위반 없음"
+            self.stdout.write(f"  round {round_['number']}: {kinds}")
+
+
+def _result(trace) -> dict:
+    data = trace.as_dict()
+    return {
+        "status": trace.outcome,
+        "answer": trace.final_text,
+        "reason": trace.outcome_reason,
+        "search_query": trace.search_query,
+        "rounds": [
+            {"number": r["number"], "draft": r["draft"], "violations": r["violations"], "removed": r["removed"]}
+            for r in data["rounds"]
+        ],
+        "evidence": data["evidence"],
+        "tool_calls": data["tool_calls"],
+    }

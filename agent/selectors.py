@@ -1,0 +1,281 @@
+"""Reads of the agent: the room context a question is answered in, and what staff look at."""
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Aggregate, Count, Exists, FloatField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from agent.models import AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
+from conversations.models import Message, Question
+from delivery.models import SendJob
+from delivery.selectors import send_job_history, send_jobs_for_question
+from monitoring.models import AuditEvent, LivenessMarker
+
+
+def room_history(*, room, before: Message) -> list[dict]:
+    """The room's recent messages before the question, oldest first, within the count and age limits."""
+    since = before.sent_at - timedelta(hours=settings.AGENT_HISTORY_HOURS)
+    recent = (
+        Message.objects.filter(room=room, sent_at__gte=since, sent_at__lte=before.sent_at)
+        .exclude(pk=before.pk)
+        .exclude(text="")
+        .order_by("-sent_at", "-pk")[: settings.AGENT_HISTORY_LIMIT]
+    )
+    return [
+        {
+            "role": "assistant" if message.sent_by_me else "user",
+            "sender": message.sender_name,
+            "text": message.text,
+            "sent_at": message.sent_at.isoformat(),
+        }
+        for message in reversed(list(recent))
+    ]
+
+
+# --- staff views: the question audit page, the needs-attention list, statistics ---
+
+# Outcomes whose answer staff may still approve and send (mirrors `answer_approve`).
+APPROVABLE_OUTCOMES = (Question.Status.ANSWERED, Question.Status.HELD, Question.Status.NO_EVIDENCE)
+ATTENTION_STATUSES = (Question.Status.HELD, Question.Status.NO_EVIDENCE, Question.Status.FAILED)
+DAILY_STATUSES = (
+    Question.Status.ANSWERED,
+    Question.Status.HELD,
+    Question.Status.BLOCKED,
+    Question.Status.NO_EVIDENCE,
+    Question.Status.FAILED,
+)
+EVIDENCE_SOURCE_KINDS = ("record", "hub", "faq")
+# Runs that went through the pipeline; blocked rooms and crashed runs record no latency.
+TIMED_OUTCOMES = APPROVABLE_OUTCOMES
+# The business day is Seoul's, whatever the server's zone.
+STATISTICS_TIMEZONE = ZoneInfo("Asia/Seoul")
+# The Python percentile path reads at most this many of the newest runs.
+LATENCY_SAMPLE_LIMIT = 100_000
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def questions_annotated(queryset: QuerySet[Question] | None = None) -> QuerySet[Question]:
+    """Questions with their latest run's outcome, latency and answer send state, and their staff-review flags."""
+    queryset = Question.objects.all() if queryset is None else queryset
+    latest_run = AnswerRun.objects.filter(question=OuterRef("pk")).order_by("-attempt")
+    return queryset.select_related("room", "vendor").annotate(
+        latest_outcome=Subquery(latest_run.values("outcome")[:1]),
+        latest_latency_ms=Subquery(latest_run.values("latency_ms")[:1]),
+        send_state=Subquery(latest_run.values("send_job__state")[:1]),
+        awaiting_review=Exists(
+            AnswerRun.objects.filter(question=OuterRef("pk"), awaiting_review=True, send_job__isnull=True)
+        ),
+        marked_wrong=Exists(
+            AnswerReview.objects.filter(question=OuterRef("pk"), action=AnswerReview.Action.MARK_WRONG)
+        ),
+    )
+
+
+def questions_needing_attention() -> QuerySet[Question]:
+    """Every question staff must look at, newest first: ended held, no evidence or failed, its answer marked
+    wrong, or an answer waiting for approval. Annotated with the latest wrong-mark reason and staff action."""
+    reviews = AnswerReview.objects.filter(question=OuterRef("pk")).order_by("-created_at", "-pk")
+    return (
+        questions_annotated()
+        .filter(Q(status__in=ATTENTION_STATUSES) | Q(marked_wrong=True) | Q(awaiting_review=True))
+        .annotate(
+            marked_wrong_reason=Subquery(reviews.filter(action=AnswerReview.Action.MARK_WRONG).values("reason")[:1]),
+            latest_review_action=Subquery(reviews.values("action")[:1]),
+        )
+        .order_by("-created_at", "-pk")
+    )
+
+
+def answer_run_awaiting_approval(*, question: Question) -> AnswerRun | None:
+    """The latest run when its answer was not sent and may still be approved by staff, else None."""
+    run = question.runs.order_by("-attempt").first()
+    if run is None or run.send_job_id is not None or run.outcome not in APPROVABLE_OUTCOMES:
+        return None
+    return run
+
+
+@dataclass
+class SendJobAudit:
+    job: SendJob
+    history: list[AuditEvent]
+
+
+@dataclass
+class QuestionAudit:
+    """Everything the question page shows, for one selected run (the latest by default)."""
+
+    question: Question
+    runs: list[AnswerRun]
+    run: AnswerRun | None
+    evidence: list[RunEvidence]
+    rounds: list[DraftRound]
+    tool_calls: list[ToolCallRecord]
+    send_jobs: list[SendJobAudit]
+    markers: list[LivenessMarker]
+    reviews: list[AnswerReview]
+    approvable_run: AnswerRun | None
+
+
+def question_audit(*, question: Question, run_id: int | None = None) -> QuestionAudit:
+    runs = list(question.runs.select_related("send_job").order_by("-attempt"))
+    run = next((r for r in runs if r.pk == run_id), None) if run_id is not None else None
+    run = run or (runs[0] if runs else None)
+    jobs = send_jobs_for_question(question=question).prefetch_related("items")
+    return QuestionAudit(
+        question=question,
+        runs=runs,
+        run=run,
+        evidence=list(run.evidence.order_by("round", "position")) if run else [],
+        rounds=list(run.rounds.order_by("number")) if run else [],
+        tool_calls=list(run.tool_calls.order_by("round", "position")) if run else [],
+        send_jobs=[SendJobAudit(job=job, history=list(send_job_history(job=job))) for job in jobs],
+        markers=list(LivenessMarker.objects.filter(question=question).order_by("created_at", "pk")),
+        reviews=list(question.reviews.select_related("actor").order_by("created_at", "pk")),
+        approvable_run=answer_run_awaiting_approval(question=question),
+    )
+
+
+def statistics_window_start(*, days: int, now: datetime | None = None) -> datetime:
+    """Midnight (Seoul) of the first of the last `days` days, today included."""
+    today = timezone.localtime(now or timezone.now(), STATISTICS_TIMEZONE).date()
+    first = today - timedelta(days=days - 1)
+    return datetime.combine(first, time.min, tzinfo=STATISTICS_TIMEZONE)
+
+
+def statistics_daily(*, days: int = 14, now: datetime | None = None) -> list[dict]:
+    """Per Seoul day, oldest first, every day present: questions asked (`total`) and how many ended in each
+    terminal status (keys are the status values)."""
+    start = statistics_window_start(days=days, now=now)
+    counts = {
+        row["day"]: row
+        for row in Question.objects.filter(created_at__gte=start)
+        .order_by()
+        .annotate(day=TruncDate("created_at", tzinfo=STATISTICS_TIMEZONE))
+        .values("day")
+        .annotate(total=Count("pk"), **{status: Count("pk", filter=Q(status=status)) for status in DAILY_STATUSES})
+    }
+    empty = {"total": 0, **dict.fromkeys(DAILY_STATUSES, 0)}
+    rows = []
+    for offset in range(days):
+        day = start.date() + timedelta(days=offset)
+        row = counts.get(day, empty)
+        rows.append({"day": day, "total": row["total"], **{status: row[status] for status in DAILY_STATUSES}})
+    return rows
+
+
+def statistics_violations_by_kind(*, days: int = 14, now: datetime | None = None) -> list[dict]:
+    """Violations the verification found in every draft round of the window's runs, by kind, most first:
+    `{"kind", "count", "runs"}` (`runs`: how many runs had at least one)."""
+    start = statistics_window_start(days=days, now=now)
+    counts: Counter = Counter()
+    runs_by_kind: dict[str, set] = defaultdict(set)
+    rounds = (
+        DraftRound.objects.filter(run__started_at__gte=start)
+        .exclude(violations=[])
+        .order_by()
+        .values_list("run_id", "violations")
+    )
+    for run_id, violations in rounds.iterator(chunk_size=2000):
+        for violation in violations:
+            kind = violation.get("kind") or "unknown"
+            counts[kind] += 1
+            runs_by_kind[kind].add(run_id)
+    return [{"kind": kind, "count": count, "runs": len(runs_by_kind[kind])} for kind, count in counts.most_common()]
+
+
+def question_text_key(text: str) -> str:
+    """What makes two questions "the same" for counting: case, width, spacing and punctuation ignored."""
+    return _NOT_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def statistics_frequent_questions(*, days: int = 14, limit: int = 10, now: datetime | None = None) -> list[dict]:
+    """The most asked questions of the window by normalised text: `{"text" (newest wording), "count"}`."""
+    start = statistics_window_start(days=days, now=now)
+    counts: Counter = Counter()
+    wording: dict[str, str] = {}
+    texts = Question.objects.filter(created_at__gte=start).order_by("-created_at", "-pk").values_list("text", flat=True)
+    for text in texts.iterator(chunk_size=2000):
+        key = question_text_key(text)
+        if key:
+            counts[key] += 1
+            wording.setdefault(key, text.strip())
+    return [{"text": wording[key], "count": count} for key, count in counts.most_common(limit)]
+
+
+def statistics_failed_questions(*, limit: int = 10) -> list[Question]:
+    """The latest failed questions, newest first."""
+    return list(
+        Question.objects.filter(status=Question.Status.FAILED)
+        .select_related("room", "vendor")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+
+
+def statistics_source_split(*, days: int = 14, now: datetime | None = None) -> list[dict]:
+    """Evidence items given to the model in the window by source: `{"source_kind", "items", "runs"}`, the three
+    known sources always present (record, hub, faq), any other kind after them."""
+    start = statistics_window_start(days=days, now=now)
+    rows = {
+        row["source_kind"]: row
+        for row in RunEvidence.objects.filter(run__started_at__gte=start)
+        .order_by()
+        .values("source_kind")
+        .annotate(items=Count("pk"), runs=Count("run", distinct=True))
+    }
+    kinds = [*EVIDENCE_SOURCE_KINDS, *sorted(set(rows) - set(EVIDENCE_SOURCE_KINDS))]
+    return [
+        {"source_kind": kind, "items": rows.get(kind, {}).get("items", 0), "runs": rows.get(kind, {}).get("runs", 0)}
+        for kind in kinds
+    ]
+
+
+class _PercentileCont(Aggregate):
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def statistics_latency_percentiles(*, days: int = 14, now: datetime | None = None) -> dict:
+    """p50 / p95 of run latency over the window's runs that went through the pipeline: `{"count", "p50", "p95"}`
+    in ms to one decimal (None without runs). PostgreSQL computes them; elsewhere Python does, over at most
+    `LATENCY_SAMPLE_LIMIT` of the newest runs. Both interpolate linearly (`percentile_cont`)."""
+    runs = AnswerRun.objects.filter(
+        started_at__gte=statistics_window_start(days=days, now=now), outcome__in=TIMED_OUTCOMES
+    ).order_by()
+    if connection.vendor == "postgresql":
+        row = runs.aggregate(
+            count=Count("pk"),
+            p50=_PercentileCont("latency_ms", fraction=0.5),
+            p95=_PercentileCont("latency_ms", fraction=0.95),
+        )
+        return {"count": row["count"], "p50": _ms(row["p50"]), "p95": _ms(row["p95"])}
+    return latency_percentiles_python(runs)
+
+
+def latency_percentiles_python(runs: QuerySet[AnswerRun]) -> dict:
+    """The portable path of `statistics_latency_percentiles` (public so tests can hold both to the same data)."""
+    values = sorted(runs.order_by("-started_at").values_list("latency_ms", flat=True)[:LATENCY_SAMPLE_LIMIT])
+    return {"count": len(values), "p50": _ms(percentile(values, 0.5)), "p95": _ms(percentile(values, 0.95))}
+
+
+def percentile(sorted_values: list, fraction: float) -> float | None:
+    """Linear interpolation between closest ranks, as PostgreSQL's `percentile_cont`."""
+    if not sorted_values:
+        return None
+    position = fraction * (len(sorted_values) - 1)
+    lower = int(position)
+    upper = min(lower + 1, len(sorted_values) - 1)
+    return float(sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (position - lower))
+
+
+def _ms(value: float | None) -> float | None:
+    # A tenth of a millisecond is all the precision a latency figure has; it also evens out float noise.
+    return None if value is None else round(value, 1)
