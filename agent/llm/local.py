@@ -275,6 +275,12 @@ def _is_answer_material(sentence: str) -> bool:
 # --- follow-up rewriting (seed 001 5.2, deterministic) ---
 
 
+def _names_aspect_topic(question: str) -> bool:
+    tokens = korean_text.content_tokens(question)
+    asks_how_or_when = any(marker in question for marker in korean_text.TIME_METHOD_REASON_MARKERS)
+    return len(tokens) >= 2 and not asks_how_or_when
+
+
 def _rewrite(messages: list[Mapping]) -> str:
     question, prior_questions = rewrite_request_parse(messages)
     rewritten = rewrite_follow_up(question, prior_questions)
@@ -284,12 +290,14 @@ def _rewrite(messages: list[Mapping]) -> str:
 def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     """The follow-up made stand-alone by prepending the key noun phrase of the most recent earlier question
     ("하이패스 단말기가 뭔가요?" + "그럼 얼마야?" → "하이패스 단말기 얼마야?"); "" when it is not a follow-up:
-    a greeting, a question with its own topic and no deixis, or no earlier question with a topic."""
+    a greeting, a question with its own topic and no deixis, or no earlier question with a topic. Two or more
+    aspect nouns together name a topic of their own ("결제 조건이 어떻게 되나요?"), unless they ask for a time,
+    method or reason ("신청 방법은?"); one alone ("가격은?") does not."""
     question = question.strip()
     if not question or korean_text.is_greeting(question):
         return ""
     deictic = korean_text.has_deixis(question)
-    if not deictic and korean_text.topic_tokens(question):
+    if not deictic and (korean_text.topic_tokens(question) or _names_aspect_topic(question)):
         return ""
     phrase = ""
     for earlier in reversed(prior_questions):

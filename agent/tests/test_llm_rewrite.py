@@ -78,7 +78,11 @@ def test_local_provider_rewrites_follow_ups(history, question, expected):
 
 @pytest.mark.parametrize(
     ("history", "question"),
-    [(("통행요금 조회해줘",), "안녕"), (("하이패스 설명",), "동김천 휴게소 메뉴 알려줘")],
+    [
+        (("통행요금 조회해줘",), "안녕"),
+        (("하이패스 설명",), "동김천 휴게소 메뉴 알려줘"),
+        (("안녕하세요, 이번 주 발주 관련해서 문의드립니다.",), "결제 조건이 어떻게 되나요?"),
+    ],
 )
 def test_local_provider_leaves_new_topics_alone(history, question):
     """Seed 001 examples: a greeting and a new topic are not rewritten."""
