@@ -48,8 +48,8 @@ LEXICON_RECHECK_SECONDS = 60.0
 _DOC_FILE_PATH = re.compile(r"^doc-(\d+):")
 
 
-class KnowledgeIngestError(ValueError):
-    """A document that cannot be ingested as given (unknown workspace, empty or oversized text)."""
+class KnowledgeHubError(ValueError):
+    """A request the hub refuses as given: an unknown workspace, an empty or oversized text, a changed slug."""
 
 
 # --- proper nouns -------------------------------------------------------------------------------------------------
@@ -110,15 +110,15 @@ def _workspace_resolve(workspace) -> KnowledgeWorkspace:
     try:
         return KnowledgeWorkspace.objects.get(slug=workspace)
     except KnowledgeWorkspace.DoesNotExist:
-        raise KnowledgeIngestError(f"unknown knowledge workspace: {workspace!r}") from None
+        raise KnowledgeHubError(f"unknown knowledge workspace: {workspace!r}") from None
 
 
 def _content_clean(content: str) -> str:
     content = (content or "").replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
     if not content:
-        raise KnowledgeIngestError("the document is empty")
+        raise KnowledgeHubError("the document is empty")
     if len(content) > settings.KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS:
-        raise KnowledgeIngestError(
+        raise KnowledgeHubError(
             f"the document has {len(content):,} characters; the limit is {settings.KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS:,}"
         )
     return content
@@ -252,6 +252,27 @@ def hub_document_reingest(*, document: KnowledgeDocument, actor=None) -> Knowled
     return document
 
 
+def hub_workspace_save(*, workspace: KnowledgeWorkspace, changed_fields: list[str], actor=None) -> KnowledgeWorkspace:
+    """Save a workspace staff created or edited (title, description, routing keywords, enabled), with its audit row.
+
+    The slug names the LightRAG folder, so an existing workspace keeps it.
+    """
+    actor_kind, actor_id = _actor_fields(actor)
+    created = workspace.pk is None
+    if not created and "slug" in changed_fields:
+        raise KnowledgeHubError("워크스페이스 슬러그는 바꿀 수 없습니다.")
+    with transaction.atomic():
+        workspace.save()
+        audit_record(
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            action="knowledge.workspace.create" if created else "knowledge.workspace.update",
+            target=workspace,
+            data={"fields": sorted(changed_fields), "enabled": workspace.enabled, "title": workspace.title},
+        )
+    return workspace
+
+
 def hub_demo_load(*, directory: Path | None = None, actor="demo") -> dict[str, int]:
     """Ingest the demo documents (`demo/data/knowledge/<workspace slug>/*.md`); safe to run again.
 
@@ -273,6 +294,16 @@ def hub_demo_load(*, directory: Path | None = None, actor="demo") -> dict[str, i
             if document.status == KnowledgeDocument.Status.INGESTED:
                 loaded[folder.name] = loaded.get(folder.name, 0) + 1
     return loaded
+
+
+def document_text_decode(raw: bytes) -> str:
+    """An uploaded text or Markdown file's text: UTF-8 (with or without BOM), else CP949 (Korean Windows)."""
+    for encoding in ("utf-8-sig", "cp949"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise KnowledgeHubError("UTF-8 또는 CP949 텍스트 파일만 반영할 수 있습니다.")
 
 
 def document_title(content: str, fallback: str) -> str:

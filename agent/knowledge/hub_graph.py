@@ -209,9 +209,16 @@ async def workspaces_search(
         embedder_get(), [query, ", ".join(ll_keywords), ", ".join(hl_keywords)]
     )
     query_vector = vectors[0]
+    # The caller keeps a handful of items in all: asking 13 workspaces for the full top-k each would only rank
+    # ~600 candidates for them. Each workspace gets its share, never less than a few.
+    share = max(1, len(targets))
+    top_k = max(5, settings.KNOWLEDGE_HUB_TOP_K * 2 // share)
+    chunk_top_k = max(3, settings.KNOWLEDGE_HUB_CHUNK_TOP_K * 2 // share)
     results = await asyncio.gather(
         *(
-            _workspace_search(runtime, slug, revision, query, hl_keywords, ll_keywords, query_vector)
+            _workspace_search(
+                runtime, slug, revision, query, hl_keywords, ll_keywords, query_vector, top_k, chunk_top_k
+            )
             for slug, revision in targets
         ),
         return_exceptions=True,
@@ -228,12 +235,14 @@ async def workspaces_search(
     return hits
 
 
-async def _workspace_search(runtime, slug, revision, query, hl_keywords, ll_keywords, query_vector) -> list[Hit]:
+async def _workspace_search(
+    runtime, slug, revision, query, hl_keywords, ll_keywords, query_vector, top_k, chunk_top_k
+) -> list[Hit]:
     lightrag = lightrag_modules()
     param = lightrag.QueryParam(
         mode=settings.KNOWLEDGE_HUB_QUERY_MODE,
-        top_k=settings.KNOWLEDGE_HUB_TOP_K,
-        chunk_top_k=settings.KNOWLEDGE_HUB_CHUNK_TOP_K,
+        top_k=min(top_k, settings.KNOWLEDGE_HUB_TOP_K),
+        chunk_top_k=min(chunk_top_k, settings.KNOWLEDGE_HUB_CHUNK_TOP_K),
         hl_keywords=list(hl_keywords),
         ll_keywords=list(ll_keywords),
         enable_rerank=False,

@@ -319,6 +319,9 @@ class HubRuntime:
             cosine_better_than_threshold=settings.KNOWLEDGE_HUB_COSINE_THRESHOLD,
             top_k=settings.KNOWLEDGE_HUB_TOP_K,
             chunk_top_k=settings.KNOWLEDGE_HUB_CHUNK_TOP_K,
+            # An entity's chunks ranked by how often it occurs there, not by re-scoring their vectors: the hub
+            # scores every item against the question itself afterwards (hub_graph.KEYWORD_BOOST).
+            kg_chunk_pick_method="WEIGHT",
             addon_params={"language": "Korean"},
             # The local embedder is CPU-bound: big batches one at a time are ~5x faster than LightRAG's default of
             # eight concurrent batches of ten racing for the GIL. An HTTP embedder gains from concurrency.

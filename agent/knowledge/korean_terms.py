@@ -168,15 +168,13 @@ def _strip_particle(word: str) -> str:
 
 def hangul_noun(word: str) -> str | None:
     """The noun a Hangul word carries, or None when it carries none worth an entity."""
+    if word in STOPWORDS:
+        return None
     for ending in _VERBAL_ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= 2 and not _ends_in_lookalike_noun(word):
             stem = _strip_particle(word[: -len(ending)])
             return stem if stem not in STOPWORDS else None
-    if word in STOPWORDS:
-        return None
     stem = _strip_particle(word)
-    if stem != word and stem in STOPWORDS:
-        return None
     if stem == word and any(word.endswith(ending) for ending in _NON_NOUN_ENDINGS):
         return None
     if len(stem) < 2 or stem in STOPWORDS:

@@ -6,7 +6,7 @@ import pytest
 
 from agent.knowledge import hub_graph, hub_runtime
 from agent.knowledge.hub import (
-    KnowledgeIngestError,
+    KnowledgeHubError,
     WorkspaceRow,
     hub_document_ingest,
     hub_document_reingest,
@@ -219,9 +219,9 @@ def test_a_failed_write_is_recorded_on_the_document_and_keeps_the_revision(hub, 
 
 def test_ingest_refuses_unknown_workspaces_and_empty_text(hub):
     """Domain errors are raised before anything is stored."""
-    with pytest.raises(KnowledgeIngestError):
+    with pytest.raises(KnowledgeHubError):
         hub_document_ingest(workspace="nope", title="x", content="내용", actor="test")
-    with pytest.raises(KnowledgeIngestError):
+    with pytest.raises(KnowledgeHubError):
         hub_document_ingest(workspace="returns", title="x", content="  \n ", actor="test")
     assert KnowledgeDocument.objects.count() == 0
 
