@@ -23,6 +23,7 @@ from agent.llm.rewrite import query_rewrite
 from agent.tools import ToolContext, ToolExecution, tool_execute, tool_get, tools_offered
 from agent.verification import split_sentences, verify_draft
 from agent.verification.sentences import text_without
+from conversations.models import Room
 
 RETRIEVAL_TOOLS = ("search_records", "search_faq", "search_hub")
 _NOT_INFORMATIONAL = re.compile(r"^(안녕|감사|고맙|수고|반갑|ㅎㅎ|ㅋㅋ|넵|네|예|좋아요|확인했습니다)")
@@ -63,6 +64,7 @@ class ToolCallTrace:
     duration_ms: int
     result_summary: str
     error: str
+    evidence_count: int = 0
 
 
 @dataclass
@@ -166,7 +168,7 @@ class _Composer:
 
     def _verify_and_rewrite(self, draft: str) -> str:
         judge = make_llm_judge(self.provider) if self.provider.name != "local" else None
-        names = verification_names(self.context.vendor)
+        names = verification_names(self.context.vendor, internal=self.context.room_kind == Room.Kind.INTERNAL)
         for number in range(settings.AGENT_VERIFY_ROUNDS + 1):
             result = verify_draft(
                 draft,
@@ -256,6 +258,7 @@ class _Composer:
                 duration_ms=execution.duration_ms,
                 result_summary=(result.text[:500] if result else ""),
                 error=execution.error,
+                evidence_count=len(result.evidence) if result else 0,
             )
         )
         for item in result.evidence if result else []:
@@ -264,9 +267,13 @@ class _Composer:
                 self.trace.evidence.append((round_, item))
 
     def _retrieved(self) -> bool:
-        """Whether the model itself searched (a retrieval tool ran without error) this turn."""
+        """Whether the model itself looked something up this turn: a retrieval tool ran without error, or any
+        tool (e.g. a company-wide report) returned evidence."""
         return any(
-            call.allowed and not call.error and (tool := tool_get(call.name)) is not None and tool.is_retrieval
+            call.allowed
+            and not call.error
+            and not call.forced
+            and (call.evidence_count or ((tool := tool_get(call.name)) is not None and tool.is_retrieval))
             for call in self.trace.tool_calls
         )
 
@@ -345,14 +352,19 @@ class _NameSets:
     other_vendors: object
 
 
-def verification_names(vendor) -> _NameSets:
+def verification_names(vendor, *, internal: bool = False) -> _NameSets:
+    """Brands, the counterpart's names and every other vendor's names for the verification engine.
+
+    In an internal (staff-only) room company-wide answers name many vendors on purpose, so other vendors' names
+    are not violations there; in vendor rooms every one of them is.
+    """
     from agent.verification import cached_name_index
     from vendors.records import brand_names_all
     from vendors.selectors import vendor_names_all
 
-    every_vendor_name = [name for _, names in vendor_names_all() for name in names]
+    every_vendor_name = () if internal else tuple(name for _, names in vendor_names_all() for name in names)
     return _NameSets(
         brands=cached_name_index(tuple(brand_names_all())),
         counterpart=vendor.all_names,
-        other_vendors=cached_name_index(tuple(every_vendor_name)),
+        other_vendors=cached_name_index(every_vendor_name),
     )

@@ -182,7 +182,7 @@ def answer_approve(*, question: Question, actor, text: str | None = None, overri
 
 def staff_text_verify(*, question: Question, run: AnswerRun, text: str) -> list[dict]:
     """Verify a staff-edited answer against the evidence of the run, like any draft."""
-    names = verification_names(question.vendor)
+    names = verification_names(question.vendor, internal=question.room.kind == Room.Kind.INTERNAL)
     result = verify_draft(
         text,
         evidence=list(run.evidence.values_list("text", flat=True)),

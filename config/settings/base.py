@@ -160,6 +160,7 @@ LOGGING = {
         "lightrag": {"level": "WARNING"},
         "nano-vectordb": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "celery": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},  # the openai client's transport logs every request at INFO
     },
 }
