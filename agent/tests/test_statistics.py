@@ -22,6 +22,8 @@ from agent.selectors import (
     statistics_latency_percentiles,
     statistics_source_split,
     statistics_violations_by_kind,
+    statistics_window_start,
+    violations_by_kind_python,
 )
 from agent.templatetags.agent_admin import horizontal_bar_chart, stacked_bar_chart
 from conversations.models import Question
@@ -89,7 +91,7 @@ def test_daily_counts_by_seoul_day_with_every_day_present():
     assert all(row["total"] == 0 for row in rows[1:-2])
 
 
-def test_violations_by_kind_count_every_round_of_the_window():
+def test_violations_by_kind_count_every_round_of_the_window_on_both_paths():
     first = run_at(NOW - timedelta(hours=1))
     DraftRound.objects.create(
         run=first, number=0, violations=[violation("amount"), violation("amount"), violation("brand_misspelt")]
@@ -100,24 +102,32 @@ def test_violations_by_kind_count_every_round_of_the_window():
     DraftRound.objects.create(run=second, number=0, violations=[violation("other_vendor"), violation("amount")])
     old = run_at(NOW - timedelta(days=20))
     DraftRound.objects.create(run=old, number=0, violations=[violation("action_claim")])
-
-    assert statistics_violations_by_kind(days=14, now=NOW) == [
+    expected = [
         {"kind": "amount", "count": 4, "runs": 2},
         {"kind": "brand_misspelt", "count": 1, "runs": 1},
         {"kind": "other_vendor", "count": 1, "runs": 1},
     ]
 
+    assert statistics_violations_by_kind(days=14, now=NOW) == expected  # PostgreSQL unnests the lists
+    assert violations_by_kind_python(statistics_window_start(days=14, now=NOW)) == expected
+
 
 def test_frequent_questions_group_spacing_case_and_punctuation():
-    for text in ("결제 조건이 어떻게 되나요?", "결제조건이 어떻게 되나요", "결제 조건이  어떻게 되나요 ？"):
-        question_at(NOW - timedelta(days=1), text=text)
+    wordings = [
+        (30, "결제 조건이 어떻게 되나요?"),
+        (29, "결제조건이 어떻게 되나요"),
+        (28, "결제 조건이  어떻게 되나요 ？"),
+    ]
+    for hours, text in wordings:
+        question_at(NOW - timedelta(hours=hours), text=text)
+    question_at(NOW - timedelta(hours=31), text="결제 조건이 어떻게 되나요?")  # the same wording again, earlier
     question_at(NOW - timedelta(hours=3), text="배송 언제 와요")
     question_at(NOW - timedelta(hours=2), text="배송 언제 와요?")
     question_at(NOW - timedelta(hours=4), text="HACCP 인증서 있나요?")
     question_at(NOW - timedelta(days=30), text="배송 언제 와요?")  # outside the window
 
     assert statistics_frequent_questions(days=14, limit=2, now=NOW) == [
-        {"text": "결제 조건이  어떻게 되나요 ？", "count": 3},  # the newest wording of the group
+        {"text": "결제 조건이  어떻게 되나요 ？", "count": 4},  # the newest wording of the group
         {"text": "배송 언제 와요?", "count": 2},
     ]
     assert question_text_key("HACCP 인증서 있나요?") == question_text_key("haccp인증서 있나요")
