@@ -199,6 +199,7 @@ class AnswerRun(models.Model):
         verbose_name = "답변 실행"
         verbose_name_plural = "답변 실행"
         constraints = [models.UniqueConstraint(fields=["question", "attempt"], name="answer_run_unique_attempt")]
+        indexes = [models.Index(fields=["started_at"], name="answer_run_started")]
 
     def __str__(self):
         return f"q#{self.question_id} 시도 {self.attempt}: {self.outcome or '진행 중'}"

@@ -145,7 +145,10 @@ class Question(models.Model):
         ordering = ["-created_at"]
         verbose_name = "질문"
         verbose_name_plural = "질문"
-        indexes = [models.Index(fields=["status", "updated_at"], name="question_status_updated")]
+        indexes = [
+            models.Index(fields=["status", "updated_at"], name="question_status_updated"),
+            models.Index(fields=["created_at"], name="question_created"),
+        ]
 
     def __str__(self):
         return self.text[:60]
