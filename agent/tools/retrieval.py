@@ -1,5 +1,7 @@
 """Retrieval tools: the counterpart's records, the knowledge hub and the FAQ store. Results are masked."""
 
+from collections.abc import Callable
+
 from django.conf import settings
 
 from agent.knowledge.masking import mask_evidence
@@ -31,64 +33,59 @@ def evidence_text(items: list[EvidenceItem]) -> str:
     return "\n\n".join(lines)
 
 
-def _search_records(context: ToolContext, arguments: dict) -> ToolResult:
+def _records(context: ToolContext, query: str) -> list[EvidenceItem]:
     from vendors.records import vendor_records_search
 
-    reject_unknown(arguments, {"query"})
-    query = text_argument(arguments, "query")
-    items = vendor_records_search(vendor=context.vendor, query=query, limit=settings.EVIDENCE_BUDGET_RECORDS)
-    items = mask_evidence(items, counterpart=context.vendor)
-    return ToolResult(text=evidence_text(items), evidence=items)
+    return vendor_records_search(vendor=context.vendor, query=query, limit=settings.EVIDENCE_BUDGET_RECORDS)
 
 
-def _search_hub(context: ToolContext, arguments: dict) -> ToolResult:
+def _hub(context: ToolContext, query: str) -> list[EvidenceItem]:
     from agent.knowledge.hub import hub_search
 
-    reject_unknown(arguments, {"query"})
-    query = text_argument(arguments, "query")
-    items = mask_evidence(hub_search(query, limit=settings.EVIDENCE_BUDGET_HUB), counterpart=context.vendor)
-    return ToolResult(text=evidence_text(items), evidence=items)
+    return hub_search(query, limit=settings.EVIDENCE_BUDGET_HUB)
 
 
-def _search_faq(context: ToolContext, arguments: dict) -> ToolResult:
+def _faq(context: ToolContext, query: str) -> list[EvidenceItem]:
     from agent.knowledge.faq import faq_search
 
-    reject_unknown(arguments, {"query"})
-    query = text_argument(arguments, "query")
-    items = mask_evidence(faq_search(query, limit=settings.EVIDENCE_BUDGET_FAQ), counterpart=context.vendor)
-    return ToolResult(text=evidence_text(items), evidence=items)
+    return faq_search(query, limit=settings.EVIDENCE_BUDGET_FAQ)
+
+
+def _search_tool(
+    name: str, description: str, scope: Scope, search: Callable[[ToolContext, str], list[EvidenceItem]]
+) -> Tool:
+    """A read-only search: one `query` argument, results masked for the counterpart before the model sees them."""
+
+    def handler(context: ToolContext, arguments: dict) -> ToolResult:
+        reject_unknown(arguments, {"query"})
+        items = mask_evidence(search(context, text_argument(arguments, "query")), counterpart=context.vendor)
+        return ToolResult(text=evidence_text(items), evidence=items)
+
+    return Tool(
+        name=name,
+        description=description,
+        parameters=_QUERY_SCHEMA,
+        scope=scope,
+        grade=Grade.READ,
+        handler=handler,
+        is_retrieval=True,
+    )
 
 
 register(
-    Tool(
-        name="search_records",
-        description="이 거래처의 계약 조건, 주문, 프로모션, 정산, 공지, 상품과 단가를 검색합니다.",
-        parameters=_QUERY_SCHEMA,
-        scope=Scope.COUNTERPART,
-        grade=Grade.READ,
-        handler=_search_records,
-        is_retrieval=True,
+    _search_tool(
+        "search_records",
+        "이 거래처의 계약 조건, 주문, 프로모션, 정산, 공지, 상품과 단가를 검색합니다.",
+        Scope.COUNTERPART,
+        _records,
     )
 )
 register(
-    Tool(
-        name="search_hub",
-        description="회사 지식 허브(정책, 물류, 반품, 정산, 프로모션 등)를 검색합니다.",
-        parameters=_QUERY_SCHEMA,
-        scope=Scope.KNOWLEDGE,
-        grade=Grade.READ,
-        handler=_search_hub,
-        is_retrieval=True,
+    _search_tool(
+        "search_hub",
+        "회사 지식 허브(정책, 물류, 반품, 정산, 프로모션 등)를 검색합니다.",
+        Scope.KNOWLEDGE,
+        _hub,
     )
 )
-register(
-    Tool(
-        name="search_faq",
-        description="자주 묻는 질문(FAQ)에서 비슷한 질문과 답변을 검색합니다.",
-        parameters=_QUERY_SCHEMA,
-        scope=Scope.KNOWLEDGE,
-        grade=Grade.READ,
-        handler=_search_faq,
-        is_retrieval=True,
-    )
-)
+register(_search_tool("search_faq", "자주 묻는 질문(FAQ)에서 비슷한 질문과 답변을 검색합니다.", Scope.KNOWLEDGE, _faq))
