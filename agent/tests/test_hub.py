@@ -1,6 +1,9 @@
 """The LightRAG knowledge hub on PostgreSQL with the local embedder and a LightRAG working dir per test."""
 
 import asyncio
+import http.server
+import json
+import threading
 
 import pytest
 
@@ -155,6 +158,42 @@ def test_searching_makes_no_llm_call(hub, monkeypatch):
     assert calls == []
 
 
+SCRIPTED_EXTRACTION = "\n".join(
+    [
+        "entity<|#|>정산 대금<|#|>concept<|#|>매월 10일에 지급하는 협력사 대금",
+        "entity<|#|>세금계산서<|#|>concept<|#|>전월 말일까지 발행하는 증빙",
+        "relation<|#|>정산 대금<|#|>세금계산서<|#|>지급 조건<|#|>세금계산서가 발행되어야 정산 대금이 지급된다",
+        "<|COMPLETE|>",
+    ]
+)
+
+
+def test_with_an_llm_configured_lightrag_extracts_the_graph_itself(hub, settings, monkeypatch):
+    """With an LLM endpoint set, ingestion goes through LightRAG's own pipeline (one extraction call per chunk);
+    searching afterwards still makes no LLM call."""
+    prompts = []
+
+    async def scripted_llm(prompt, system_prompt=None, history_messages=None, **kwargs):
+        prompts.append(prompt)
+        return SCRIPTED_EXTRACTION
+
+    settings.KNOWLEDGE_HUB_LLM_BASE_URL = "http://llm.invalid/v1"
+    monkeypatch.setattr(hub_runtime, "llm_complete", scripted_llm)
+    runtime_reset()
+
+    document = hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+
+    assert document.status == KnowledgeDocument.Status.INGESTED, document.error
+    assert document.extractor == KnowledgeDocument.Extractor.LLM
+    assert document.chunk_count >= 1 and document.entity_count == 2 and document.relation_count == 1
+    extraction_calls = len(prompts)
+    assert extraction_calls >= 1
+
+    items = hub_search("정산 대금 지급일과 세금계산서", workspaces=["settlement"], limit=20)
+    assert any("10일에 지급" in item.text for item in items)
+    assert len(prompts) == extraction_calls
+
+
 @pytest.mark.parametrize("question", ["", "   ", "반", "a", "?"])
 def test_a_too_short_question_gives_no_hub_evidence_and_no_error(hub, question):
     """Questions below LightRAG's minimum (RAGQueryTooShortError territory) return no items instead of raising."""
@@ -167,6 +206,51 @@ def test_the_llm_function_refuses_to_run_without_an_llm(settings):
     settings.KNOWLEDGE_HUB_LLM_BASE_URL = ""
     with pytest.raises(HubLLMNotConfiguredError):
         asyncio.run(llm_complete("무엇이든"))
+
+
+def test_the_llm_function_calls_the_configured_chat_endpoint(settings):
+    """With an endpoint set, LightRAG's LLM function posts the system prompt, history and prompt to
+    `/chat/completions` of that OpenAI-compatible server (here a local fake) and returns the answer text."""
+    requests = []
+
+    class FakeChatServer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            requests.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+            body = json.dumps(
+                {
+                    "id": "fake",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "fake-model",
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "추출 결과"}}
+                    ],
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), FakeChatServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings.KNOWLEDGE_HUB_LLM_BASE_URL = f"http://127.0.0.1:{server.server_port}/v1"
+    settings.KNOWLEDGE_HUB_LLM_MODEL = "fake-model"
+    try:
+        history = [{"role": "user", "content": "앞 질문"}, {"role": "assistant", "content": "앞 답변"}]
+        answer = asyncio.run(llm_complete("본문", system_prompt="시스템", history_messages=history))
+    finally:
+        server.shutdown()
+
+    assert answer == "추출 결과"
+    path, payload = requests[0]
+    assert path == "/v1/chat/completions"
+    assert payload["model"] == "fake-model"
+    assert [message["content"] for message in payload["messages"]] == ["시스템", "앞 질문", "앞 답변", "본문"]
 
 
 def test_the_same_text_in_a_workspace_is_one_document(hub):
