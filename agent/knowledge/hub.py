@@ -351,23 +351,24 @@ def workspaces_route(query: str, workspaces: list[WorkspaceRow]) -> list[Workspa
     gives nothing). A workspace is hit when one of its routing keywords is part of one of those nouns (`센터` in
     `물류센터`; a keyword with spaces, `거래 조건`, may span neighbouring nouns). No workspace hit, or more than
     KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES of them (a question too broad to route), means every enabled workspace.
-    Otherwise: the hit workspaces plus those with the keyword `*` (notices, which may change any rule).
+    Otherwise: the hit workspaces plus those with the keyword `*` (notices, which may change any rule). A hit on
+    a `*` workspace alone narrows nothing: it is asked anyway.
     """
     nouns = [_routing_form(term.name) for term in terms_extract(query)]
     joined = "".join(nouns)
 
     def hit(keyword: str) -> bool:
         keyword = _routing_form(keyword)
-        return (
-            bool(keyword) and keyword != ALWAYS_ASKED and (any(keyword in noun for noun in nouns) or keyword in joined)
-        )
+        if not keyword or keyword == ALWAYS_ASKED:
+            return False
+        return any(keyword in noun for noun in nouns) or keyword in joined
 
+    always = [workspace for workspace in workspaces if ALWAYS_ASKED in (workspace.routing_keywords or [])]
     hits = [workspace for workspace in workspaces if any(hit(keyword) for keyword in workspace.routing_keywords or [])]
-    if not hits or len(hits) > settings.KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES:
+    narrowing = [workspace for workspace in hits if workspace not in always]
+    if not narrowing or len(hits) > settings.KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES:
         return workspaces
-    return [
-        workspace for workspace in workspaces if workspace in hits or ALWAYS_ASKED in (workspace.routing_keywords or [])
-    ]
+    return [workspace for workspace in workspaces if workspace in hits or workspace in always]
 
 
 def hub_search(query: str, *, workspaces: list[str] | None = None, limit: int | None = None) -> list[EvidenceItem]:

@@ -332,6 +332,8 @@ def test_routing_asks_the_workspaces_a_question_names_plus_notices_or_all_of_the
     assert routed("정산 대금과 세금계산서") == {"settlement", "notices"}
     assert routed("반품 택배 회수 비용 정산") == {"logistics", "returns", "settlement", "notices"}
     assert routed("물류센터 입고 시간") == {"logistics", "notices"}
+    assert routed("계약 조건 변경") == {"contracts", "notices"}
+    assert len(routed("변경 일정 알려주세요")) == 13  # a hit on notices (`*`) alone narrows nothing
     # Words inside endings do not route: `확인하나요` is no `인하` (pricing).
     assert len(routed("대표 전화번호 확인하나요")) == 13
     assert len(routed("반품 정산 프로모션 계약 단가 발주 품질")) == 13
