@@ -84,10 +84,11 @@ class LocalReranker(Reranker):
         try:
             if query_vector is None:
                 query_vector = embedder.embed_queries([query])[0]
-            if question_vectors is None:
-                question_vectors = embedder.embed_documents([question_of(passage) for passage in passages])
-            if passage_vectors is None:
-                passage_vectors = embedder.embed_documents(list(passages))
+            if question_vectors is None or passage_vectors is None:
+                # One call for both: the local model's cost is per call more than per text.
+                texts = [question_of(passage) for passage in passages] + list(passages)
+                vectors = embedder.embed_documents(texts)
+                question_vectors, passage_vectors = vectors[: len(passages)], vectors[len(passages) :]
         except EmbeddingError as error:
             raise RerankError(f"local reranker could not embed: {error}") from error
         query_vector = np.asarray(query_vector, dtype=np.float32)
