@@ -9,6 +9,7 @@ answer held for staff — the local answerer never invents a value, so it cannot
 """
 
 import json
+import shutil
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -55,7 +56,9 @@ ROOMS = [
 def run(out) -> None:
     write = _Printer(out)
     root = Path(settings.VAR_DIR) / "demo"
-    root.mkdir(parents=True, exist_ok=True)
+    # A fresh simulated client DB each run, so the edge programs' checkpoints and job state start fresh too.
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
     write.title("1. 데모 데이터")
     staff = _demo_user()
     vendors = vendors_import_csv(DATA / "vendors.csv")
@@ -77,8 +80,6 @@ def run(out) -> None:
     write.line("업로더 PC와 발송 Mac을 일회용 코드로 페어링했습니다.")
 
     client_db = root / "client.sqlite3"
-    if client_db.exists():
-        client_db.unlink()
     simulator.create_client_db(client_db, ROOMS)
 
     with _server() as base_url:
