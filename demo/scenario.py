@@ -42,6 +42,7 @@ DATA = Path(__file__).resolve().parent / "data"
 DEMO_USER = "demo"
 DEMO_PASSWORD = "demo-pass-1234"
 PORT = 8799
+RUN_STAMP = f"{timezone.now():%Y%m%d%H%M%S}"
 
 ROOMS = [
     ("chat-1001", "(1001) 대한물산"),
@@ -85,6 +86,8 @@ def run(out) -> None:
     with _server() as base_url:
         write.title("3. 대화 업로드 (엣지 업로더 → POST /api/v1/uploads)")
         before = UploadBatch.objects.count()
+        questions_before = Question.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+        jobs_before = SendJob.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
         _write_greetings(client_db)
         code = _edge("upload", root, base_url, uploader_token, client_db)
         _room_mark_internal(staff)
@@ -104,13 +107,13 @@ def run(out) -> None:
             write.line(f"{room.name}: {room.get_resolution_status_display()} [{room.resolution_reason}]{vendor}")
 
         write.title("5. 질문과 답변")
-        for question in Question.objects.order_by("pk"):
+        for question in Question.objects.filter(pk__gt=questions_before).order_by("pk"):
             _print_question(write, question)
 
         write.title("6. 발송 (엣지 발송기 → 클라이언트 DB에서 도착 확인)")
         code = _edge("send", root, base_url, sender_token, client_db)
         write.line(f"발송기 종료 코드 {code}")
-        for job in SendJob.objects.select_related("room").order_by("pk"):
+        for job in SendJob.objects.filter(pk__gt=jobs_before).select_related("room").order_by("pk"):
             write.line(
                 f"발송 #{job.pk} [{job.room.name}] {job.get_state_display()} · 확인된 도착 {job.observed_counts or '-'}"
             )
@@ -303,7 +306,11 @@ def _edge(command: str, root: Path, base_url: str, token: str, client_db: Path) 
         "server_url": base_url,
         "token": token,
         "state_dir": str(state),
-        "device_name": f"demo-{command}",
+        # The simulated client DB is new each run and numbers its messages from 1 again; a run stamp in the
+        # device name keeps the uploader's batch ids (device + id range) from replaying an earlier run's batches.
+        "device_name": f"demo-{command}-{RUN_STAMP}",
+        # On the embedded default the agent answers inside the upload request (in-process tasks): allow for it.
+        "http_timeout_seconds": 300,
         "client_db": {"path": str(client_db), "utc_offset": "+09:00"},
         "send": {
             "text_command": _simulator_send(client_db, "--text-file", "{file}"),

@@ -161,6 +161,8 @@ LOGGING = {
         "nano-vectordb": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "celery": {"level": "WARNING"},
+        # In-process tasks have no broker host; kombu warns about that on every dispatch.
+        "kombu": {"level": "ERROR"},
         "httpx2": {"level": "WARNING"},  # the openai client's transport logs every request at INFO
     },
 }
