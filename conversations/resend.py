@@ -6,8 +6,8 @@ The window slides: every repeat refreshes it, so a storm of any length keeps one
 repeating "네" a minute later is a new message.
 
 Within one batch the decision is made locally; only the first occurrence of each key is checked against the
-shared window (Redis when configured — one atomic script per key, pipelined — else a database table in the
-ingest transaction). The shared entry remembers which batch stored it: if that batch's transaction failed and the
+shared window (Redis when configured — one atomic script call for all the batch's keys — else a database table
+in the ingest transaction). The shared entry remembers which batch stored it: if that batch's transaction failed and the
 uploader posts the same batch again, its own mark must not make it drop its own messages.
 """
 
@@ -20,29 +20,35 @@ from django.conf import settings
 from config.redis import redis_client
 from conversations.models import ResendWindowEntry
 
-# KEYS[1] = window key; ARGV = first_ms, last_ms, window_ms, batch_id, ttl_ms.
-# Stored value "<last_seen_ms>|<batch_id that stored the key>". Returns 1 when the first occurrence is a resend.
+# KEYS = one window key per distinct key of the batch; ARGV = window_ms, batch_id, ttl_ms, then first_ms and
+# last_ms for each key in KEYS order. Each stored value is "<last_seen_ms>|<batch_id that stored the key>".
+# Returns one flag per key: 1 when its first occurrence in this batch is a resend. One call per batch, atomic.
 _CHECK_AND_MARK = """
-local prev = redis.call('GET', KEYS[1])
-local first = tonumber(ARGV[1])
-local last = tonumber(ARGV[2])
-local window = tonumber(ARGV[3])
-local batch = ARGV[4]
-local seen = last
-local owner = batch
-local resend = 0
-if prev then
-  local sep = string.find(prev, '|', 1, true)
-  local prev_seen = tonumber(string.sub(prev, 1, sep - 1))
-  local prev_owner = string.sub(prev, sep + 1)
-  if prev_owner ~= batch and math.abs(first - prev_seen) <= window then
-    resend = 1
-    owner = prev_owner
+local window = tonumber(ARGV[1])
+local batch = ARGV[2]
+local ttl = tonumber(ARGV[3])
+local verdicts = {}
+for i, key in ipairs(KEYS) do
+  local first = tonumber(ARGV[2 + 2 * i])
+  local last = tonumber(ARGV[3 + 2 * i])
+  local prev = redis.call('GET', key)
+  local seen = last
+  local owner = batch
+  local resend = 0
+  if prev then
+    local sep = string.find(prev, '|', 1, true)
+    local prev_seen = tonumber(string.sub(prev, 1, sep - 1))
+    local prev_owner = string.sub(prev, sep + 1)
+    if prev_owner ~= batch and math.abs(first - prev_seen) <= window then
+      resend = 1
+      owner = prev_owner
+    end
+    if prev_seen > seen then seen = prev_seen end
   end
-  if prev_seen > seen then seen = prev_seen end
+  redis.call('SET', key, seen .. '|' .. owner, 'PX', ttl)
+  verdicts[i] = resend
 end
-redis.call('SET', KEYS[1], seen .. '|' .. owner, 'PX', tonumber(ARGV[5]))
-return resend
+return verdicts
 """
 
 
@@ -79,18 +85,12 @@ def first_occurrences_resent(*, batch_id: str, occurrences: list[KeyOccurrences]
 
 def _redis_check_and_mark(batch_id: str, occurrences: list[KeyOccurrences]) -> set[tuple[int, str]]:
     client = redis_client()
-    script = client.register_script(_CHECK_AND_MARK)
     window_ms = int(_window().total_seconds() * 1000)
     # The entry must outlive the window by the longest upload delay we still want to catch.
     ttl_ms = max(window_ms, settings.RESEND_KEY_TTL_SECONDS * 1000)
-    pipe = client.pipeline(transaction=False)
-    for occ in occurrences:
-        script(
-            keys=[f"vcs:resend:{occ.room_id}:{occ.key_hash}"],
-            args=[_ms(occ.first_at), _ms(occ.last_at), window_ms, batch_id, ttl_ms],
-            client=pipe,
-        )
-    verdicts = pipe.execute()
+    keys = [f"vcs:resend:{occ.room_id}:{occ.key_hash}" for occ in occurrences]
+    times = [value for occ in occurrences for value in (_ms(occ.first_at), _ms(occ.last_at))]
+    verdicts = client.register_script(_CHECK_AND_MARK)(keys=keys, args=[window_ms, batch_id, ttl_ms, *times])
     return {(occ.room_id, occ.key_hash) for occ, resent in zip(occurrences, verdicts, strict=True) if resent}
 
 

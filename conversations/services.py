@@ -145,18 +145,15 @@ def _rooms_for_batch(messages: list[IncomingMessage]) -> dict[str, Room]:
 
 def _drop_known_client_ids(messages: list[IncomingMessage], rooms: dict[str, Room]) -> tuple[list, int]:
     """A message with a client id is stored once, whenever it comes (also twice within one batch)."""
-    wanted = defaultdict(set)
-    for m in messages:
-        if m.client_message_id:
-            wanted[rooms[m.room_key].pk].add(m.client_message_id)
+    wanted = {(rooms[m.room_key].pk, m.client_message_id) for m in messages if m.client_message_id}
     known = set()
-    for room_id, ids in wanted.items():
-        known.update(
-            (room_id, cid)
-            for cid in Message.objects.filter(room_id=room_id, client_message_id__in=ids).values_list(
-                "client_message_id", flat=True
-            )
-        )
+    if wanted:
+        # One query for the whole batch; the (room, id) pairs are matched here.
+        candidates = Message.objects.filter(
+            room_id__in={room_id for room_id, _ in wanted},
+            client_message_id__in={client_id for _, client_id in wanted},
+        ).values_list("room_id", "client_message_id")
+        known = set(candidates) & wanted
     fresh, duplicates = [], 0
     for m in messages:
         if m.client_message_id:

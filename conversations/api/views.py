@@ -1,13 +1,16 @@
+import json
+
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from pydantic import ValidationError
 from rest_framework import status
-from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations.api.serializers import (
+    UploadBatchInput,
     UploadErrorSerializer,
-    UploadInputSerializer,
+    UploadMessage,
     UploadOutputSerializer,
 )
 from conversations.api.throttles import DeviceUploadRateThrottle
@@ -24,7 +27,7 @@ class UploadApi(APIView):
     @extend_schema(
         operation_id="uploads_create",
         summary="Upload a batch of chat messages",
-        request=UploadInputSerializer,
+        request=UploadBatchInput,
         responses={
             200: UploadOutputSerializer,
             413: OpenApiResponse(UploadErrorSerializer, description="Too many messages or bytes."),
@@ -37,39 +40,36 @@ class UploadApi(APIView):
         if declared > settings.UPLOAD_MAX_BYTES or len(request.body) > settings.UPLOAD_MAX_BYTES:
             return _too_large()
         try:
-            data = request.data
-        except ParseError as exc:
-            return _invalid([{"index": None, "field": "body", "message": str(exc.detail)}])
-        if not isinstance(data, dict):
-            return _invalid([{"index": None, "field": "body", "message": "Expected a JSON object."}])
-        if isinstance(data.get("messages"), list) and len(data["messages"]) > settings.UPLOAD_MAX_MESSAGES:
+            data = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _invalid([{"index": None, "field": "body", "message": f"Not valid JSON: {exc}"}])
+        messages = data.get("messages") if isinstance(data, dict) else None
+        if isinstance(messages, list) and len(messages) > settings.UPLOAD_MAX_MESSAGES:
             return _too_large()
-
-        serializer = UploadInputSerializer(data=data)
-        if not serializer.is_valid():
-            return _invalid(_flatten_errors(serializer.errors))
-        payload = serializer.validated_data
+        try:
+            batch = UploadBatchInput.model_validate(data)
+        except ValidationError as exc:
+            return _invalid(_error_items(exc))
         result = upload_batch_ingest(
             device=request.user,
-            batch_id=payload["batch_id"],
-            messages=[_incoming(item) for item in payload["messages"]],
+            batch_id=batch.batch_id,
+            messages=[_incoming(message) for message in batch.messages],
         )
         return Response(UploadOutputSerializer(result.as_dict()).data, status=status.HTTP_200_OK)
 
 
-def _incoming(item: dict) -> IncomingMessage:
-    attachments = item.get("attachments") or {}
+def _incoming(message: UploadMessage) -> IncomingMessage:
     return IncomingMessage(
-        room_key=item["room_key"],
-        room_name=item["room_name"],
-        sender_name=item["sender_name"],
-        sent_by_me=item["sent_by_me"],
-        text=item["text"],
-        sent_at=item["sent_at"],
-        unread_count=item["unread_count"],
-        client_message_id=item.get("client_message_id") or None,
-        photo_count=attachments.get("photos", 0),
-        file_count=attachments.get("files", 0),
+        room_key=message.room_key,
+        room_name=message.room_name,
+        sender_name=message.sender_name,
+        sent_by_me=message.sent_by_me,
+        text=message.text,
+        sent_at=message.sent_at,
+        unread_count=message.unread_count,
+        client_message_id=message.client_message_id or None,
+        photo_count=message.attachments.photos,
+        file_count=message.attachments.files,
     )
 
 
@@ -88,26 +88,13 @@ def _invalid(items: list[dict]) -> Response:
     return Response({"error": "INVALID_BATCH", "items": items}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
 
 
-def _flatten_errors(errors: dict) -> list[dict]:
-    """DRF's nested error dict → one `{index, field, message}` per problem, `index` null for batch-level ones."""
+def _error_items(exc: ValidationError) -> list[dict]:
+    """pydantic's errors → one `{index, field, message}` per problem, `index` null for batch-level ones."""
     items = []
-    for field, detail in errors.items():
-        if field == "messages" and isinstance(detail, (list, dict)):
-            per_item = detail.items() if isinstance(detail, dict) else enumerate(detail)
-            for index, item_errors in per_item:
-                if not isinstance(item_errors, dict):
-                    items.extend({"index": None, "field": field, "message": str(m)} for m in _as_list(item_errors))
-                    continue
-                for item_field, messages in (item_errors or {}).items():
-                    items.extend(
-                        {"index": index, "field": item_field, "message": str(message)} for message in _as_list(messages)
-                    )
+    for error in exc.errors(include_url=False, include_input=False):
+        location = error["loc"]
+        if len(location) >= 3 and location[0] == "messages" and isinstance(location[1], int):
+            items.append({"index": location[1], "field": ".".join(map(str, location[2:])), "message": error["msg"]})
         else:
-            items.extend({"index": None, "field": field, "message": str(message)} for message in _as_list(detail))
+            items.append({"index": None, "field": ".".join(map(str, location)) or "body", "message": error["msg"]})
     return items
-
-
-def _as_list(detail) -> list:
-    if isinstance(detail, dict):
-        return [f"{key}: {value}" for key, values in detail.items() for value in _as_list(values)]
-    return detail if isinstance(detail, list) else [detail]

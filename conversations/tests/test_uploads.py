@@ -300,3 +300,14 @@ def test_response_counts_add_up(uploader, vendor):
     assert body["stored"] + body["dropped_resends"] + body["duplicates"] == 4
     assert (body["stored"], body["dropped_resends"], body["duplicates"], body["questions"]) == (2, 1, 1, 1)
     assert json.loads(json.dumps(body)) == body
+
+
+def test_the_openapi_schema_documents_the_upload_body(client, db):
+    """The edge client is written against /api/schema/: the upload body is there with its required fields."""
+    from django.core.management import call_command
+
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    body = schema["components"]["schemas"]["UploadMessage"]
+    assert {"room_key", "room_name", "sent_by_me", "text", "sent_at", "unread_count"} <= set(body["required"])
+    assert "/api/v1/uploads" in schema["paths"]
