@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 
-from agent.knowledge.masking import mask
+from agent.knowledge.masking import mask, vendor_masker
 from agent.knowledge.types import EvidenceItem
 from agent.llm import prompts
 from agent.llm.base import PURPOSE_ANSWER, LlmProvider, LlmReply, tool_result_message
@@ -98,6 +98,7 @@ class _Composer:
         self.context = context
         self.provider = provider
         self.trace = AnswerTrace(provider=provider.name)
+        self.masker = vendor_masker()
         self.tool_context = ToolContext(
             question_id=context.question_id,
             vendor=context.vendor,
@@ -105,6 +106,7 @@ class _Composer:
             room_kind=context.room_kind,
             dry_run=context.room is None,
             confirmed_actions=self.trace.confirmed_actions,
+            masker=self.masker,
         )
         self.messages: list[dict] = []
         self._seen_references: set[str] = set()
@@ -286,7 +288,7 @@ class _Composer:
         return ("\n\n참고 자료:\n" + "\n".join(urls)) if urls else ""
 
     def _masked(self, text: str) -> str:
-        return mask(text, counterpart=self.context.vendor)[0]
+        return mask(text, counterpart=self.context.vendor, masker=self.masker)[0]
 
     def _masked_message(self, message: dict) -> dict:
         """The model's own words are masked too before they go back into a prompt or into a tool."""
@@ -310,13 +312,14 @@ class _StageTimer:
         self.started = time.perf_counter()
 
     def __exit__(self, *exc):
-        self.sink[self.name] = self.sink.get(self.name, 0) + int((time.perf_counter() - self.started) * 1000)
+        elapsed = (time.perf_counter() - self.started) * 1000
+        self.sink[self.name] = round(self.sink.get(self.name, 0) + elapsed, 1)
 
 
 def answer_compose(context: QuestionContext, *, provider: LlmProvider) -> AnswerTrace:
     started = time.perf_counter()
     trace = _Composer(context, provider).compose()
-    trace.stage_ms["total"] = int((time.perf_counter() - started) * 1000)
+    trace.stage_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
     return trace
 
 

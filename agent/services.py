@@ -253,7 +253,7 @@ def _record_trace(run: AnswerRun, trace: AnswerTrace) -> None:
         run.completion_tokens = trace.completion_tokens
         run.llm_calls = trace.llm_calls
         run.stage_ms = trace.stage_ms
-        run.latency_ms = trace.stage_ms.get("total", 0)
+        run.latency_ms = round(trace.stage_ms.get("total", 0))
         run.save()
         RunEvidence.objects.bulk_create(
             RunEvidence(

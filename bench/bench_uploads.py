@@ -74,6 +74,8 @@ def main():
     finally:
         server.terminate()
         server.wait(timeout=10)
+        _drop_database()
+        subprocess.run(["redis-cli", "-n", "6", "flushdb"], check=False, capture_output=True)
 
     ratio = api["msgs_per_s"] / raw["msgs_per_s"]
     print("\n## Conversation upload\n")
@@ -94,6 +96,11 @@ def _recreate_database():
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {DB_NAME}")
+
+
+def _drop_database():
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def _paired_uploader_token(env) -> str:

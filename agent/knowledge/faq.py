@@ -92,8 +92,10 @@ def faq_search(query: str, *, limit: int | None = None) -> list[EvidenceItem]:
 
 def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[EvidenceItem], FaqSearchTrace]:
     query = (query or "").strip()
-    limit = limit or settings.FAQ_TOP_N_FOR_LLM
+    limit = settings.FAQ_TOP_N_FOR_LLM if limit is None else limit
     trace = FaqSearchTrace(query=query)
+    if limit <= 0:
+        return [], trace
     if not normalise_text(query):
         trace.keyword_retry = "blocked:empty"
         return [], trace

@@ -214,12 +214,13 @@ def vendor_masker() -> VendorMasker:
         return masker
 
 
-def mask(text: str, *, counterpart) -> tuple[str, int]:
-    """Mask other vendors' names in `text` with the current names; `counterpart` is the resolved Vendor."""
-    return vendor_masker().mask(text, counterpart=counterpart)
+def mask(text: str, *, counterpart, masker: VendorMasker | None = None) -> tuple[str, int]:
+    """Mask other vendors' names in `text`; `counterpart` is the resolved Vendor. Pass `masker` to reuse one
+    taken for a whole run instead of checking the names revision again."""
+    return (masker or vendor_masker()).mask(text, counterpart=counterpart)
 
 
-def mask_evidence(items: list[EvidenceItem], *, counterpart) -> list[EvidenceItem]:
+def mask_evidence(items: list[EvidenceItem], *, counterpart, masker: VendorMasker | None = None) -> list[EvidenceItem]:
     """Mask other vendors' names in every item; `counterpart` is the resolved Vendor (None masks every vendor)."""
-    masker = vendor_masker()
+    masker = masker or vendor_masker()
     return [masker.mask_item(item, counterpart=counterpart) for item in items]

@@ -290,3 +290,10 @@ def test_an_unavailable_index_degrades_to_the_keyword_retry(add, reranker, setti
     assert "held by another process" in trace.vector_error
     assert trace.keyword_retry == "accepted"
     assert [item.reference for item in items] == [f"faq:{entry.pk}"]
+
+
+def test_a_zero_budget_returns_nothing_without_searching(faq_index):
+    """A budget of 0 (EVIDENCE_BUDGET_FAQ=0) switches the FAQ off instead of falling back to the default top N."""
+    items, trace = faq_search_traced("반품 접수는 어떻게 하나요?", limit=0)
+    assert items == []
+    assert trace.timings_ms == {}

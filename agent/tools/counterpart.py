@@ -18,7 +18,7 @@ def _recommend_products(context: ToolContext, arguments: dict) -> ToolResult:
         for item in vendor_records_search(vendor=context.vendor, query=query, limit=limit * 3)
         if item.extra.get("kind") == "product"
     ][:limit]
-    items = mask_evidence(items, counterpart=context.vendor)
+    items = mask_evidence(items, counterpart=context.vendor, masker=context.masker)
     return ToolResult(text=evidence_text(items), evidence=items)
 
 

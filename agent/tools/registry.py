@@ -44,6 +44,7 @@ class ToolContext:
     room_kind: str
     dry_run: bool = False
     confirmed_actions: list[str] = field(default_factory=list)
+    masker: object | None = None  # one VendorMasker for the whole run (names cannot change mid-answer)
 
 
 @dataclass

@@ -58,7 +58,8 @@ def _search_tool(
 
     def handler(context: ToolContext, arguments: dict) -> ToolResult:
         reject_unknown(arguments, {"query"})
-        items = mask_evidence(search(context, text_argument(arguments, "query")), counterpart=context.vendor)
+        found = search(context, text_argument(arguments, "query"))
+        items = mask_evidence(found, counterpart=context.vendor, masker=context.masker)
         return ToolResult(text=evidence_text(items), evidence=items)
 
     return Tool(
