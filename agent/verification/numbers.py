@@ -8,11 +8,14 @@ See docs/verification.md for the full list of forms.
 """
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 from functools import lru_cache
+from itertools import accumulate
+from typing import NamedTuple
 
 from agent.verification.korean import PARTICLES, is_hangul_syllable
 
@@ -23,7 +26,9 @@ class QuantityKind(StrEnum):
     PERCENT_POINT = "percent_point"
 
 
-UNIT_BY_KIND = {QuantityKind.AMOUNT: "KRW", QuantityKind.PERCENT: "%", QuantityKind.PERCENT_POINT: "%p"}
+# Members looked up once: attribute access on an enum class is slow, and these run for every number.
+_AMOUNT, _PERCENT, _PERCENT_POINT = QuantityKind.AMOUNT, QuantityKind.PERCENT, QuantityKind.PERCENT_POINT
+UNIT_BY_KIND = {_AMOUNT: "KRW", _PERCENT: "%", _PERCENT_POINT: "%p"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +64,13 @@ _TERM_RE = re.compile(rf"({_NUM})([십백천]?)([만억조]?)")
 _EXPR_RE = re.compile(rf"{_NUM}[십백천]?[만억조]?(?:(?<=[십백천만억조]) ?{_NUM}[십백천]?[만억조]?)*")
 # Where a number may start (never inside a word like S24 or a number like 1,000), and only where
 # something after it can make it a quantity — this keeps plain dates and codes out of Python code.
-_CANDIDATE = (
-    "{digit}(?:(?<=[₩￦]{digit})|(?<=[₩￦] {digit})|(?<=KRW{digit})|(?<=KRW {digit})"
-    "|(?<![0-9A-Za-z.,_]{digit})"
-    "(?=[0-9,.]*(?:[십백천만억조]|,[0-9]{{3}}|-[0-9]| ?(?:[원%％~～〜]|퍼센트|프로|KRW|[Ww]on))))"
+# These checks follow the number's first digit.
+_CANDIDATE_CHECKS = (
+    "(?:(?<=[₩￦][0-9])|(?<=[₩￦] [0-9])|(?<=KRW[0-9])|(?<=KRW [0-9])"
+    "|(?<![0-9A-Za-z.,_][0-9])"
+    "(?=[0-9,.]*(?:[십백천만억조]|,[0-9]{3}|-[0-9]| ?(?:[원%％~～〜]|퍼센트|프로|KRW|[Ww]on))))"
 )
-_CANDIDATE_RE = re.compile(_CANDIDATE.format(digit="[0-9]"))
+_CANDIDATE_RE = re.compile("[0-9]" + _CANDIDATE_CHECKS)
 _VALID_GROUPING_RE = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?")
 _MULTIPLIER_RE = re.compile(r"[십백천만억조]")
 # Deleting zeros, separators, multipliers and spaces from a written number leaves its non-zero digits in
@@ -220,78 +226,197 @@ def parse_quantities(text: str) -> list[Quantity]:
     return found
 
 
-def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -> set[tuple[str, int | float]]:
+# Evidence passages whose answers are remembered (an LRU keyed by the passage text), and how many
+# answers one passage keeps before it starts afresh. An entry holds the caller's string and a few flags.
+_PASSAGE_MEMO_SIZE = 2048
+_ANSWERS_PER_PASSAGE = 512
+
+Pair = tuple[str, int | float]
+
+
+def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -> set[Pair]:
     """The ``(kind, value)`` pairs of ``wanted`` that some passage states (as a value, a range end or an
     approximation's base) — the same answer as parsing every passage fully, without doing so.
 
     Evidence is long and full of numbers, and a full parse costs Python work for each of them. A written
     number's non-zero digits are its value's non-zero digits in order (3만5천 and 35,000 are "35"), so
     a literal search for each wanted value's digits finds the only places that can state it, and the
-    exact parser runs from the start of the number chain around each place.
+    exact parser runs from the start of the number chain around each place; the search ends once every
+    wanted value is found. What a passage states is remembered per passage text, so rewrite rounds and
+    repeated questions do not search the same evidence for the same value again.
     """
-    wanted_pairs = {(quantity.kind, quantity.value) for quantity in wanted}
-    if not wanted_pairs:
-        return set()
-    text = "\n".join(passages)  # no number, unit or range crosses a line break
-    signatures = {_value_signature(value) for _, value in wanted_pairs}
-    found: set[tuple[str, int | float]] = set()
-    scanned_until = 0
-    wanted_values = {value for _, value in wanted_pairs}
-    for hit in _signature_hits(text, signatures, wanted_values):
-        if hit >= scanned_until:
-            scanned_until = _scan_chain(text, _chain_start(text, hit), hit, found)
-    if any(kind == QuantityKind.AMOUNT for kind, _ in wanted_pairs):
-        found.update(
-            (quantity.kind, quantity.value) for quantity in _parse_hangul(text, _hangul_matches_near_won(text))
-        )
-    return found & wanted_pairs
+    remaining = {(quantity.kind, quantity.value) for quantity in wanted}
+    found: set[Pair] = set()
+    open_questions: list[tuple[_PassageNumbers, set[Pair]]] = []  # passages with pairs not yet settled
+    for passage in passages:
+        numbers = _passage_numbers(passage)
+        stated, unknown = numbers.answers(remaining)
+        found |= stated
+        if unknown:
+            open_questions.append((numbers, unknown))
+    still_wanted = remaining - found
+    unsearched = [numbers for numbers, unknown in open_questions if not unknown.isdisjoint(still_wanted)]
+    if unsearched:
+        found |= _search_passages(unsearched, still_wanted)
+    return found
 
 
-def _signature_hits(text: str, signatures: set[str], wanted_values: set) -> list[int]:
-    """Starts of numbers that may state a wanted value: the first number's own digits begin a signature
-    and the whole run of terms begins with it (a shorter well-formed prefix may be the value). A plain
-    number that no range separator follows states exactly its own value, so it is a hit only if wanted."""
-    hits = set()
-    for prefix in {signature[:2] for signature in signatures if signature} | {"0"}:
-        pattern = _number_run_re(prefix)
-        position = 0
-        while match := pattern.search(text, position):  # overlapping: a number may start inside a run
-            position = match.start() + 1
-            run = match.group()
-            first_number = _FIRST_NUMBER_RE.match(run).group()
-            significant = first_number.translate(_INSIGNIFICANT)
-            whole_run = run.translate(_INSIGNIFICANT)
-            if not any(sig.startswith(significant) and whole_run.startswith(sig) for sig in signatures):
-                continue
-            plain = first_number.rstrip(".,")
-            after = text[match.start() + len(plain) : match.start() + len(plain) + 2].lstrip(" ")
-            if (
-                run.rstrip(" .,") == plain
-                and _VALID_GROUPING_RE.fullmatch(plain)
-                and not after.startswith(("~", "～", "〜", "-"))
-                and normalise_number(_to_number(plain)) not in wanted_values
-            ):
-                continue
-            hits.add(match.start())
-    return sorted(hits)
+@lru_cache(maxsize=_PASSAGE_MEMO_SIZE)
+def _passage_numbers(passage: str) -> "_PassageNumbers":
+    return _PassageNumbers(passage)
+
+
+class _PassageNumbers:
+    """What one evidence passage is known to state: an answer per ``(kind, value)`` once a search settled
+    it. Answers depend on the text alone, so they never go stale (a changed passage is another key).
+    Shared between threads safely: a race costs a repeated search, never a wrong answer."""
+
+    __slots__ = ("_answers", "hangul_amounts", "text")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._answers: dict[Pair, bool] = {}
+        self.hangul_amounts: frozenset[Pair] | None = None  # amounts in Hangul numerals, once looked for
+
+    def answers(self, pairs: set[Pair]) -> tuple[set[Pair], set[Pair]]:
+        """The pairs known to be stated here, and the pairs not settled yet."""
+        stated = set()
+        unknown = set()
+        for pair in pairs:
+            answer = self._answers.get(pair)
+            if answer:
+                stated.add(pair)
+            elif answer is None:
+                unknown.add(pair)
+        return stated, unknown
+
+    def learn(self, pairs: Iterable[Pair], stated: bool) -> None:
+        if len(self._answers) >= _ANSWERS_PER_PASSAGE:
+            self._answers.clear()
+        self._answers.update(dict.fromkeys(pairs, stated))
+
+
+def _search_passages(passages: list[_PassageNumbers], wanted_pairs: set[Pair]) -> set[Pair]:
+    """Search ``passages`` together for ``wanted_pairs`` and teach each passage what the search settled:
+    a pair found is stated by the passage it was found in; a pair the whole search did not find is stated
+    by none of them."""
+    text = "\n".join(numbers.text for numbers in passages)  # no number, unit or range crosses a line break
+    starts = list(accumulate((len(numbers.text) + 1 for numbers in passages[:-1]), initial=0))
+    found_at = _stated_pairs(text, wanted_pairs)
+    for pair, position in found_at.items():
+        passages[bisect_right(starts, position) - 1].learn((pair,), True)
+    found = set(found_at)
+    if missing_amounts := {pair for pair in wanted_pairs - found if pair[0] == _AMOUNT}:
+        if any(numbers.hangul_amounts is None for numbers in passages):
+            _learn_hangul_amounts(passages, text, starts)
+        for numbers in passages:
+            if stated := missing_amounts & numbers.hangul_amounts:
+                numbers.learn(stated, True)
+                found |= stated
+    if not_stated := wanted_pairs - found:
+        for numbers in passages:
+            numbers.learn(not_stated, False)
+    return found
+
+
+def _learn_hangul_amounts(passages: list[_PassageNumbers], text: str, starts: list[int]) -> None:
+    """Give each passage the amounts written in Hangul numerals in it (few: 오만원, 삼만 오천 원), from one
+    pass over the passages joined as ``text`` (passage ``i`` starting at ``starts[i]``)."""
+    amounts: list[set[Pair]] = [set() for _ in passages]
+    for quantity in _parse_hangul(text):
+        amounts[bisect_right(starts, quantity.span[0]) - 1].add((quantity.kind, quantity.value))
+    for numbers, pairs in zip(passages, amounts, strict=True):
+        numbers.hangul_amounts = frozenset(pairs)
+
+
+def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
+    """The pairs of ``wanted_pairs`` that a full parse of ``text`` yields from Arabic digits, each with
+    where it was found. Only the number chains where a value still unfound may be written are parsed:
+    two literal-led patterns per first one or two significant digits (led by that digit, or by zeros as
+    in "0.5%"); a pattern stops once its values are found, the search once all are."""
+    found: dict[Pair, int] = {}
+    unfound = set(wanted_pairs)
+    values, signatures, prefixes = _search_terms(unfound)
+    resume_at: dict[int, int] = {}  # chain start → where a full parse goes on after the chain's scanned part
+    for prefix in sorted(prefixes):
+        for pattern in _number_run_patterns(prefix):
+            position = 0
+            while prefix in prefixes and (match := pattern.search(text, position)):
+                position = match.start() + 1  # overlapping: a number may start inside a run
+                if not _may_state(text, match, signatures, values):
+                    continue
+                hit = match.start()
+                chain_start = _chain_start(text, hit)
+                scanned_until = resume_at.get(chain_start, chain_start)
+                if hit < scanned_until:  # parsed already, for an earlier hit in the same chain
+                    continue
+                resume_at[chain_start] = _scan_chain(text, scanned_until, hit, found)
+                if newly_found := unfound & found.keys():
+                    unfound -= newly_found
+                    if not unfound:
+                        return {pair: found[pair] for pair in wanted_pairs}
+                    values, signatures, prefixes = _search_terms(unfound)
+    return {pair: position for pair, position in found.items() if pair in wanted_pairs}
+
+
+def _search_terms(pairs: set[Pair]) -> tuple[set[int | float], set[str], set[str]]:
+    """The values of ``pairs``, their signatures and the signatures' first one or two digits."""
+    values = {value for _, value in pairs}
+    signatures = {_value_signature(value) for value in values}
+    return values, signatures, {signature[:2] for signature in signatures}
+
+
+def _may_state(text: str, match: re.Match, signatures: set[str], values: set[int | float]) -> bool:
+    """Whether the number run at ``match`` may state one of ``values``: the first number's own digits begin
+    a signature and the whole run of terms begins with it (a shorter well-formed prefix may be the value).
+    A plain number that no range separator follows states exactly its own value, so only if wanted."""
+    run = match.group()
+    first_number = _FIRST_NUMBER_RE.match(run).group()
+    significant = first_number.translate(_INSIGNIFICANT)
+    whole_run = run.translate(_INSIGNIFICANT)
+    for signature in signatures:  # a loop, not any(): this runs for every candidate number
+        if whole_run.startswith(signature) and signature.startswith(significant):
+            break
+    else:
+        return False
+    plain = first_number.rstrip(".,")
+    after = text[match.start() + len(plain) : match.start() + len(plain) + 2].lstrip(" ")
+    return not (
+        run.rstrip(" .,") == plain
+        and _VALID_GROUPING_RE.fullmatch(plain)
+        and not after.startswith(("~", "～", "〜", "-"))
+        and normalise_number(_to_number(plain)) not in values
+    )
+
+
+_INSIGNIFICANT_RUN = "[0,. 십백천만억조]*"
+_RUN_OF_TERMS = "[0-9,. 십백천만억조]*"
 
 
 @lru_cache(maxsize=128)
-def _number_run_re(prefix: str) -> re.Pattern:
-    """A candidate number whose significant digits begin with ``prefix`` (one or two digits), with the run
-    of terms after it. It starts with a literal, so the regex engine skips ahead fast; there are at most
-    100 such patterns, compiled once each, never one per wanted value."""
-    second = f"[0,. 십백천만억조]*{prefix[1]}" if len(prefix) > 1 else ""
-    return re.compile(_CANDIDATE.format(digit=prefix[0]) + second + "[0-9,. 십백천만억조]*")
+def _number_run_patterns(prefix: str) -> tuple[re.Pattern, ...]:
+    """Candidate numbers whose significant digits begin with ``prefix`` (one or two digits; none for the
+    value 0), with the run of terms after them: one pattern for numbers led by the prefix's first digit,
+    one for numbers led by zeros. Each starts with a literal, so the regex engine skips ahead fast, and
+    tries the cheap look at the next digits before the candidate checks; at most 91 prefixes, compiled
+    once each, never one pattern per wanted value."""
+    if not prefix:  # only numbers of zeros state 0
+        return (re.compile("0" + _CANDIDATE_CHECKS + _RUN_OF_TERMS),)
+    rest = "".join(_INSIGNIFICANT_RUN + digit for digit in prefix[1:])
+    led_by_digit = f"{prefix[0]}(?={rest})" if rest else prefix[0]
+    led_by_zeros = f"0(?={_INSIGNIFICANT_RUN}{prefix[0]}{rest})"
+    return tuple(re.compile(lead + _CANDIDATE_CHECKS + _RUN_OF_TERMS) for lead in (led_by_digit, led_by_zeros))
 
 
-def _scan_chain(text: str, position: int, last_start: int, found: set) -> int:
+def _scan_chain(text: str, position: int, last_start: int, found: dict[Pair, int]) -> int:
     """Parse exactly as ``parse_quantities`` would from ``position``, for numbers starting up to
-    ``last_start``; add their pairs to ``found`` and return where a full parse would go on."""
+    ``last_start``; add their pairs to ``found`` (with where they start) and return where a full parse
+    would go on."""
     for start in range(position, last_start + 1):
         if start >= position and text[start].isdigit() and _CANDIDATE_RE.match(text, start):
             quantities, end = _parse_at(text, start)
-            found.update((quantity.kind, quantity.value) for quantity in quantities)
+            for quantity in quantities:
+                found.setdefault((quantity.kind, quantity.value), start)
             position = max(end, start + 1)
     return position
 
@@ -314,17 +439,22 @@ def _chain_start(text: str, position: int) -> int:
     return start
 
 
+# 원 right after a Hangul numeral syllable (or one space after it): where a Hangul amount can end. It
+# starts with the literal 원, which the regex engine finds fast; the syllable is looked for behind it.
+_WON_AFTER_NUMERAL_RE = re.compile("원(?:(?<=[{0}]원)|(?<=[{0}] 원))".format("일이삼사오육칠팔구십백천만억조"))
+
+
 def _hangul_matches_near_won(text: str) -> Iterator[re.Match]:
-    """The Hangul numeral matches ``_HANGUL_NUMERAL_RE.finditer`` would give, found from each 원 backwards
-    (Korean evidence holds far more 원 than Hangul numerals, and no regex pass over all of it is cheap)."""
-    index = text.find("원")
-    while index != -1:
+    """The Hangul numeral matches ``_HANGUL_NUMERAL_RE.finditer`` would give, found from each 원 that a
+    numeral syllable precedes, backwards (Korean evidence holds far more 원 than Hangul numerals, and
+    ``_HANGUL_NUMERAL_RE`` starts with lookbehinds, so a pass of it over all the text is slow)."""
+    for won in _WON_AFTER_NUMERAL_RE.finditer(text):
+        index = won.start()
         run_start = index
         while run_start > 0 and (text[run_start - 1] in _HANGUL_NUMERAL_CHARS or text[run_start - 1] == " "):
             run_start -= 1
-        if run_start < index and (match := _HANGUL_NUMERAL_RE.search(text, run_start, index + 2)):
+        if match := _HANGUL_NUMERAL_RE.search(text, run_start, index + 2):
             yield match
-        index = text.find("원", index + 1)
 
 
 def bare_number_values(text: str) -> set[int | float]:
@@ -339,8 +469,7 @@ def normalise_number(value: int | Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
-@dataclass(frozen=True, slots=True)
-class _Expr:
+class _Expr(NamedTuple):  # a tuple: made for every candidate number, and cheap to make
     """A parsed run of number terms, before a kind is known."""
 
     start: int
@@ -353,8 +482,7 @@ class _Expr:
     leading_multiplier: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Unit:
+class _Unit(NamedTuple):
     kind: QuantityKind
     end: int
 
@@ -400,12 +528,12 @@ def _parse_at(text: str, start: int) -> tuple[list[Quantity], int]:
             return [low_quantity, high_quantity, *high_quantities[1:]], high_end
     if unit is not None:
         kind, cursor = unit.kind, unit.end
-        if kind is QuantityKind.AMOUNT and text.startswith("대", cursor):  # 3만원대: in the 30,000s
+        if kind is _AMOUNT and text.startswith("대", cursor):  # 3만원대: in the 30,000s
             approx, cursor = True, cursor + 1
     elif currency_prefix or (
         (low.has_big_multiplier or low.has_separator) and not _followed_by_other_unit(text, cursor)
     ):
-        kind = QuantityKind.AMOUNT
+        kind = _AMOUNT
     else:
         return [], low.end
     if suffix := _APPROX_SUFFIX_RE.match(text, cursor):
@@ -481,6 +609,8 @@ def _read_prefixes(text: str, start: int) -> tuple[int, bool, bool]:
     cursor = start
     currency = False
     before = cursor - 1 if text[cursor - 1 : cursor] == " " else cursor
+    if text[before - 1 : before] not in _PREFIX_LAST_CHARS:  # the usual "는 3,000원": nothing before
+        return start, False, False
     if text[before - 1 : before] in ("₩", "￦"):
         currency, cursor = True, before - 1
     elif text[before - 3 : before] == "KRW" and not text[before - 4 : before - 3].isalpha():
@@ -503,10 +633,10 @@ def _read_unit(text: str, position: int) -> _Unit | None:
     if match is None:
         return None
     if match.group("point"):
-        return _Unit(QuantityKind.PERCENT_POINT, match.end())
+        return _Unit(_PERCENT_POINT, match.end())
     if match.group("percent"):
-        return _Unit(QuantityKind.PERCENT, match.end())
-    return _Unit(QuantityKind.AMOUNT, match.end())
+        return _Unit(_PERCENT, match.end())
+    return _Unit(_AMOUNT, match.end())
 
 
 def _followed_by_other_unit(text: str, position: int) -> bool:
@@ -525,9 +655,9 @@ def _followed_by_other_unit(text: str, position: int) -> bool:
     return not rest or rest in PARTICLES or rest.startswith(_COUNT_FOLLOWERS)
 
 
-def _parse_hangul(text: str, matches: Iterable[re.Match] | None = None) -> list[Quantity]:
+def _parse_hangul(text: str) -> list[Quantity]:
     found = []
-    for match in _HANGUL_NUMERAL_RE.finditer(text) if matches is None else matches:
+    for match in _hangul_matches_near_won(text):
         start = match.start()
         chunks = match.group().split(" ")
         # A chunk joins the next one across a space only if it ends in 만/억/조 ("삼만 오천 원"); else
@@ -550,9 +680,9 @@ def _parse_hangul(text: str, matches: Iterable[re.Match] | None = None) -> list[
         span_start, _, prefixed_approx = _read_prefixes(text, start)
         found.append(
             Quantity(
-                kind=QuantityKind.AMOUNT,
+                kind=_AMOUNT,
                 value=value,
-                unit=UNIT_BY_KIND[QuantityKind.AMOUNT],
+                unit=UNIT_BY_KIND[_AMOUNT],
                 approx=approx or prefixed_approx,
                 span=(span_start, end),
                 raw=text[span_start:end],
