@@ -36,6 +36,8 @@ _HAS_LETTER_RE = re.compile(r"[A-Za-z가-힣]")
 # Words are split at whitespace and at these; "." "+" "&" "-" "'" stay inside (Dr.Jart+, P&G).
 _WORD_RE = re.compile(r"[^\s,/·|()\[\]{}<>\"“”‘’「」『』:;!?~]+")
 _WORD_EDGE_PUNCTUATION = ".'-"
+_ASCII_RE = re.compile(r"[\x00-\x7f]")
+_LATIN_WORD_START_RE = re.compile("(?<![A-Za-z])[a-z]")
 
 
 def name_patterns(name: str) -> set[str]:
@@ -73,6 +75,7 @@ class NameIndex:
                     self._name_by_pattern[pattern] = name
                     self._automaton.add_word(pattern, (len(pattern), name))
         self._candidate_memo: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
+        self._quiet_words: dict[int, set[str]] = {}  # per minimum length: words with no candidates
         self._empty = not self._name_by_pattern
         if not self._empty:
             self._automaton.make_automaton()
@@ -103,9 +106,9 @@ class NameIndex:
         return self._name_by_pattern[pattern]
 
     @cached_property
-    def word_counts(self) -> frozenset[int]:
-        """How many space-separated words the patterns have (1 for most names)."""
-        return frozenset(pattern.count(" ") + 1 for pattern in self._name_by_pattern)
+    def word_counts(self) -> tuple[int, ...]:
+        """How many space-separated words the patterns have (1 for most names), most first."""
+        return tuple(sorted({pattern.count(" ") + 1 for pattern in self._name_by_pattern}, reverse=True))
 
     @cached_property
     def _patterns_by_deletion_key(self) -> dict[str, tuple[str, ...]]:
@@ -126,15 +129,21 @@ class NameIndex:
     def misspelling_candidates(self, folded_word: str, min_length: int) -> tuple[tuple[int, str], ...]:
         """``(stem length, pattern)`` pairs: the folded word, less a particle, one edit from a pattern.
 
-        Empty when the word (with or without its particle) is itself a name. This part does not depend
-        on the evidence, so it is remembered per word (drafts share most of their vocabulary; bounded).
+        Empty when the word (with or without its particle) is itself a name, is shorter than
+        ``min_length``, is too long to be one edit from any pattern, or has no letter ("35,000원에" may
+        misspell a brand, "2026-11-30" may not). This part does not depend on the evidence, so it is
+        remembered per word (drafts share most of their vocabulary; bounded).
         """
         key = (folded_word, min_length)
         if (known := self._candidate_memo.get(key)) is not None:
             return known
-        variants = strip_particle_variants(folded_word)
         candidates: tuple[tuple[int, str], ...] = ()
-        if not any(variant in self._name_by_pattern for variant in variants):
+        variants = strip_particle_variants(folded_word)
+        if (
+            min_length <= len(folded_word) <= self.longest_pattern + MAX_PARTICLE_LENGTH + 1
+            and _HAS_LETTER_RE.search(folded_word)
+            and not any(variant in self._name_by_pattern for variant in variants)
+        ):
             candidates = tuple(
                 (len(variant), pattern)
                 for variant in variants
@@ -146,6 +155,23 @@ class NameIndex:
             self._candidate_memo.clear()
         self._candidate_memo[key] = candidates
         return candidates
+
+    def words_with_candidates(self, folded_words: Iterable[str], min_length: int) -> set[str]:
+        """Those of the folded words (as split, edge punctuation on) that have ``misspelling_candidates``.
+
+        Words found to have none are remembered in a set, so a draft in familiar words costs one set
+        difference rather than a look-up per word (bounded).
+        """
+        quiet = self._quiet_words.setdefault(min_length, set())
+        suspects = set()
+        for word in set(folded_words).difference(quiet):
+            if self.misspelling_candidates(word.strip(_WORD_EDGE_PUNCTUATION), min_length):
+                suspects.add(word)
+                continue
+            if len(quiet) >= _CANDIDATE_MEMO_SIZE:
+                quiet.clear()
+            quiet.add(word)
+        return suspects
 
     def find(self, text: str) -> list[NameMatch]:
         """Occurrences of names as words in ``text``: leftmost-longest, non-overlapping.
@@ -213,46 +239,80 @@ class Misspelling:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Word:
-    text: str
-    start: int
-    end: int
-
-
-def _words(text: str) -> list[_Word]:
-    words = []
+def _word_spans(text: str, among: set[str] | None = None) -> list[tuple[int, int]]:
+    """Where the words of ``text`` are (only those ``among`` the given ones, as split, if given), less the
+    "." "'" "-" at their edges (inside a word they stay: "Dr.Jart+")."""
+    spans = []
     for match in _WORD_RE.finditer(text):
-        word = match.group().strip(_WORD_EDGE_PUNCTUATION)
-        if word:
-            start = match.start() + match.group().index(word)
-            words.append(_Word(word, start, start + len(word)))
-    return words
+        if among is not None and match.group() not in among:
+            continue
+        start, end = match.span()
+        if text[start] in _WORD_EDGE_PUNCTUATION or text[end - 1] in _WORD_EDGE_PUNCTUATION:
+            written = match.group()
+            word = written.strip(_WORD_EDGE_PUNCTUATION)
+            if not word:
+                continue
+            start += len(written) - len(written.lstrip(_WORD_EDGE_PUNCTUATION))
+            end = start + len(word)
+        spans.append((start, end))
+    return spans
+
+
+# Evidence passages whose folded text is remembered (an LRU keyed by the passage text).
+_FOLDED_PASSAGE_MEMO_SIZE = 2048
+
+
+@lru_cache(maxsize=_FOLDED_PASSAGE_MEMO_SIZE)
+def _folded_passage(passage: str) -> str:
+    return fold(passage)
 
 
 class EvidenceText:
-    """The evidence passages as one text, folded only if a Latin name needs it."""
+    """The evidence passages as one text; folded only if a Latin name needs it, from each passage's folded
+    text, which is remembered (rewrite rounds and repeated questions reuse passages)."""
 
     def __init__(self, passages: Iterable[str]):
-        self.raw = "\n".join(passages)
+        self.passages = tuple(passages)
+        self.raw = "\n".join(self.passages)
 
     @cached_property
     def folded(self) -> str:
-        return fold(self.raw)
+        return "\n".join(map(_folded_passage, self.passages))
 
     def contains(self, pattern: str) -> bool:
-        # Folding matters only to patterns with ASCII characters; Hangul is searched as it is.
-        return pattern in (self.folded if any(char.isascii() for char in pattern) else self.raw)
+        """Whether the evidence contains the folded ``pattern`` (case and width aside)."""
+        if pattern in self.raw:  # written as folded: no need to fold the evidence
+            return True
+        if not _has_ascii(pattern):
+            return False
+        # Latin names are mostly written Capitalised or in capitals; either form found is a match.
+        return any(variant in self.raw for variant in _case_variants(pattern)) or pattern in self.folded
 
     def has_word(self, word: str) -> bool:
         """Whether the folded ``word`` occurs in the evidence as a word (particles allowed after it)."""
-        text = self.folded
+        # The word checks around a match look at Hangul and ASCII only, which folding keeps apart.
+        text = self.folded if _has_ascii(word) else self.raw
         start = text.find(word)
         while start != -1:
             if _is_word_occurrence(text, start, start + len(word)):
                 return True
             start = text.find(word, start + 1)
         return False
+
+
+@lru_cache(maxsize=4096)
+def _case_variants(pattern: str) -> tuple[str, ...]:
+    """The folded pattern with its Latin words Capitalised and all in capitals ("Dr.Jart+", "DR.JART+"):
+    only ASCII letters change, so each folds back to the pattern."""
+    capitalised = _LATIN_WORD_START_RE.sub(lambda letter: letter.group().upper(), pattern)
+    capitals = pattern.encode("utf-8", "surrogatepass").upper().decode("utf-8", "surrogatepass")
+    return tuple(variant for variant in dict.fromkeys((capitalised, capitals)) if variant != pattern)
+
+
+def _has_ascii(folded: str) -> bool:
+    """Whether folded text holds an ASCII character: folding turns what it changes into ASCII, so text
+    without any matches folded and unfolded text at the same places."""
+    return _ASCII_RE.search(folded) is not None
 
 
 def find_misspellings(
@@ -267,24 +327,39 @@ def find_misspellings(
     Distance is counted in characters (a Hangul syllable or a Latin letter substituted, inserted or
     deleted) on folded text. A word is left alone when it, with or without its particle, is a known
     brand or a word of the evidence; words and brands shorter than ``min_length`` are not compared.
+    Most words have no brand one edit away, which the index remembers, so a draft without such a word is
+    done after one set difference, and only the few words that have one are looked up in the evidence.
     """
-    folded_text = fold(text)  # same offsets as text
-    words = _words(text)
+    # Words are split in the folded text (same offsets), so full-width punctuation separates them too.
+    folded_text = fold(text)
+    word_counts = known_brands.word_counts
+    if word_counts == (1,):  # one-word brands (the usual case): only words with candidates matter
+        suspects = known_brands.words_with_candidates(_WORD_RE.findall(folded_text), min_length)
+        if not suspects:
+            return []
+        words = _word_spans(folded_text, among=suspects)
+    else:  # windows of several words need every word
+        words = _word_spans(folded_text)
     verdicts: dict[str, tuple[int, str] | None] = {}  # drafts repeat words
-    word_counts = sorted(known_brands.word_counts, reverse=True)
     found = []
     taken_until = 0
-    for index, word in enumerate(words):
-        if word.start < taken_until:
+    for index, (start, first_end) in enumerate(words):
+        if start < taken_until:
             continue
         for count in word_counts:
-            window = words[index : index + count]
-            if len(window) < count or (count > 1 and not _adjacent(text, window)):
-                continue
-            start, end = word.start, window[-1].end
+            if count == 1:
+                end = first_end
+            else:
+                window = words[index : index + count]
+                if len(window) < count or not _adjacent(text, window):
+                    continue
+                end = window[-1][1]
             folded = folded_text[start:end]
+            candidates = known_brands.misspelling_candidates(folded, min_length)
+            if not candidates:
+                continue
             if folded not in verdicts:
-                verdicts[folded] = _misspelt_brand(folded, known_brands, evidence, min_length)
+                verdicts[folded] = _misspelt_brand(folded, candidates, known_brands, evidence)
             if verdict := verdicts[folded]:
                 length, brand = verdict
                 found.append(
@@ -296,17 +371,11 @@ def find_misspellings(
 
 
 def _misspelt_brand(
-    folded: str, known_brands: NameIndex, evidence: EvidenceText, min_length: int
+    folded: str, candidates: tuple[tuple[int, str], ...], known_brands: NameIndex, evidence: EvidenceText
 ) -> tuple[int, str] | None:
-    """(length of the misspelt stem, brand) when the folded word, less any particle, misspells a brand
-    that the evidence contains and is not itself a word of the evidence."""
-    if (
-        len(folded) < min_length
-        or len(folded) > known_brands.longest_pattern + MAX_PARTICLE_LENGTH + 1
-        or not _HAS_LETTER_RE.search(folded)
-    ):
-        return None
-    for length, pattern in known_brands.misspelling_candidates(folded, min_length):
+    """(length of the misspelt stem, brand) when one of the word's ``candidates`` is a brand that the
+    evidence contains and the word is not itself a word of the evidence."""
+    for length, pattern in candidates:
         brand = known_brands.name_of(pattern)
         if not known_brands.occurs_in(brand, evidence):
             continue
@@ -321,6 +390,6 @@ def _deletion_keys(word: str) -> set[str]:
     return {word, *(word[:index] + word[index + 1 :] for index in range(len(word)))}
 
 
-def _adjacent(text: str, window: list[_Word]) -> bool:
+def _adjacent(text: str, window: list[tuple[int, int]]) -> bool:
     """Consecutive words separated only by spaces (a multi-word brand cannot span punctuation)."""
-    return all(text[left.end : right.start].isspace() for left, right in pairwise(window))
+    return all(text[left[1] : right[0]].isspace() for left, right in pairwise(window))

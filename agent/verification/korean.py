@@ -11,8 +11,8 @@ def is_latin_or_digit(char: str) -> bool:
 
 # Full-width ASCII to half-width lower case, one character for one character.
 _FULL_WIDTH_TABLE = {code: chr(code - 0xFEE0).lower() for code in range(0xFF01, 0xFF5F)}
-# U+FF00–U+FF7F encode in UTF-8 as EF BC xx or EF BD xx; Hangul never does.
-_FULL_WIDTH_LEAD_BYTES = (b"\xef\xbc", b"\xef\xbd")
+# U+FF00–U+FF7F encode in UTF-8 as EF BC xx or EF BD xx; Hangul never starts with EF.
+_FULL_WIDTH_LEAD_BYTE = b"\xef"
 
 
 def fold(text: str) -> str:
@@ -20,11 +20,13 @@ def fold(text: str) -> str:
     an offset in folded text is the same offset in the original text.
 
     Lower-casing the UTF-8 bytes touches ASCII letters only and is many times faster than
-    ``str.translate`` on Korean text; the translate path runs only when full-width forms are present.
+    ``str.translate`` on Korean text; the translate path runs only when a character from U+F000 up
+    (full-width forms among them) is present — a one-byte search, where a two-byte one would keep
+    stumbling on Hangul's continuation bytes.
     """
     encoded = text.encode("utf-8", "surrogatepass")
     lowered = encoded.lower().decode("utf-8", "surrogatepass")
-    if any(lead in encoded for lead in _FULL_WIDTH_LEAD_BYTES):
+    if _FULL_WIDTH_LEAD_BYTE in encoded:
         return lowered.translate(_FULL_WIDTH_TABLE)
     return lowered
 
