@@ -6,6 +6,7 @@ quote that literally occurs in the evidence and contains the value.
 import json
 import re
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from agent.verification.numbers import (
     parse_quantities,
     quantity_values_among,
 )
-from agent.verification.sentences import split_sentences, text_without
+from agent.verification.sentences import Sentence, split_sentences, text_without
 
 
 class ViolationKind(StrEnum):
@@ -215,17 +216,25 @@ def verify_draft(
     violations.sort(key=lambda violation: (violation.span, violation.kind))
 
     sentences = split_sentences(draft)
-    removed = [
-        index
-        for index, sentence in enumerate(sentences)
-        if any(_overlaps(violation.span, (sentence.start, sentence.end)) for violation in violations)
-    ]
     return VerificationResult(
         violations=tuple(violations),
-        clean_text=text_without(draft, sentences, removed),
+        clean_text=text_without(draft, sentences, _sentences_holding(violations, sentences)),
         quantities=quantities,
         judge_rulings=rulings,
     )
+
+
+def _sentences_holding(violations: list[Violation], sentences: list[Sentence]) -> set[int]:
+    """Indexes of the sentences that overlap a violation (sentences are in order and do not overlap)."""
+    ends = [sentence.end for sentence in sentences]
+    holding = set()
+    for violation in violations:
+        start, end = violation.span
+        index = bisect_right(ends, start)  # the first sentence that ends after the violation starts
+        while index < len(sentences) and sentences[index].start < end:
+            holding.add(index)
+            index += 1
+    return holding
 
 
 def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, ...]) -> list[Violation]:

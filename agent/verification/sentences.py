@@ -9,6 +9,7 @@ from agent.verification.korean import is_hangul_syllable
 _TERMINATORS = ".!?。！？…"
 _CLOSERS = "\"'”’)]」』"
 _SENTENCE_ENDINGS = "다요죠니까음함임네군"
+_BREAK_CANDIDATE_RE = re.compile("[\n" + re.escape(_TERMINATORS) + "~]")
 _LIST_MARKER_RE = re.compile(r"[0-9]{1,3}|[A-Za-z]")
 _SPACES_RE = re.compile(r"[ \t\u00a0\u3000]+")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
@@ -34,24 +35,21 @@ def split_sentences(text: str) -> list[Sentence]:
     start = 0
     index = 0
     length = len(text)
-    while index < length:
-        char = text[index]
-        if char == "\n":
+    while match := _BREAK_CANDIDATE_RE.search(text, index):  # every other character just moves on
+        index = match.start()
+        if text[index] == "\n":
             _append(sentences, text, start, index)
             start = index = index + 1
             continue
-        if char in _TERMINATORS or char == "~":
-            run_end = index
-            while run_end < length and (text[run_end] in _TERMINATORS or text[run_end] == "~"):
-                run_end += 1
-            while run_end < length and text[run_end] in _CLOSERS:
-                run_end += 1
-            if _ends_sentence(text, start, index, run_end):
-                _append(sentences, text, start, run_end)
-                start = run_end
-            index = run_end
-            continue
-        index += 1
+        run_end = index
+        while run_end < length and (text[run_end] in _TERMINATORS or text[run_end] == "~"):
+            run_end += 1
+        while run_end < length and text[run_end] in _CLOSERS:
+            run_end += 1
+        if _ends_sentence(text, start, index, run_end):
+            _append(sentences, text, start, run_end)
+            start = run_end
+        index = run_end
     _append(sentences, text, start, length)
     return sentences
 
