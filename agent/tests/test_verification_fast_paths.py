@@ -1,0 +1,347 @@
+"""The verification engine's fast paths and memos answer exactly as the plain definitions do.
+
+Evidence answers are remembered per passage text, brand words per index, folded passages per text; these
+tests check that a remembered answer is never stale and that every shortcut equals the slow definition.
+"""
+
+import re
+from itertools import pairwise
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent.verification import (
+    NameIndex,
+    Violation,
+    cached_name_index,
+    claims,
+    numbers,
+    parse_quantities,
+    split_sentences,
+    verify_draft,
+)
+from agent.verification.brands import EvidenceText, find_misspellings
+from agent.verification.engine import _sentences_holding
+from agent.verification.korean import fold
+from agent.verification.numbers import quantity_values_among
+
+
+def _pairs(quantities) -> set:
+    return {(quantity.kind, quantity.value) for quantity in quantities}
+
+
+# --- evidence numbers: the targeted search and what each passage remembers ----------------------------
+
+_PASSAGE_FRAGMENTS = st.sampled_from(
+    [
+        "3만원",
+        "30,000원",
+        "35,000원",
+        "3만5천원",
+        "12만 3,400원",
+        "20만 1,000원",
+        "0.5%",
+        "15%",
+        "3%p",
+        "3~5만원",
+        "10~15%",
+        "2026-11-30",
+        "02-1234-5678",
+        "3만 개",
+        "오만원",
+        "삼만 오천 원",
+        "약 3만원",
+        "₩12,500",
+        "KRW 3,000",
+        "0원",
+        "1억 5만원",
+        "1,000원",
+        "3",
+        "0",
+        " ",
+        "원",
+        "만",
+        "~",
+        "-",
+        ",",
+        "단가",
+        "\n",
+    ]
+)
+_PROBES = "3만원 35,000원 0.5% 15% 3%p 30,000원 50,000원 12345원 5% 123400원 1억 0원 1,000원 12,500원 10%"
+
+
+@settings(max_examples=300)
+@given(
+    passages=st.lists(st.lists(_PASSAGE_FRAGMENTS, min_size=1, max_size=8).map("".join), min_size=1, max_size=4),
+    picks=st.lists(st.integers(0, 30), max_size=4),
+)
+def test_property_remembered_search_over_passages_equals_a_full_parse(passages, picks):
+    """Several passages searched for some values, then for more (answers partly remembered), then for the
+    first ones again (all remembered): every answer is what a full parse of every passage gives."""
+    numbers._passage_numbers.cache_clear()
+    full = {pair for passage in passages for pair in _pairs(parse_quantities(passage))}
+    probes = parse_quantities(_PROBES)
+    own = [quantity for passage in passages for quantity in parse_quantities(passage)]
+    more = probes + [quantity for index, quantity in enumerate(own) if index in picks]
+    for wanted in (probes[: len(probes) // 2], more, probes[: len(probes) // 2], more):
+        assert quantity_values_among(passages, wanted) == _pairs(wanted) & full
+    for passage in passages:  # what was learnt together is attributed to the right passage
+        assert quantity_values_among([passage], more) == _pairs(more) & _pairs(parse_quantities(passage))
+
+
+def test_a_changed_passage_is_searched_afresh():
+    wanted = parse_quantities("30,000원 35,000원")
+    assert quantity_values_among(["변경 전 단가는 30,000원입니다."], wanted) == {("amount", 30000)}
+    assert quantity_values_among(["변경 전 단가는 35,000원입니다."], wanted) == {("amount", 35000)}
+    assert quantity_values_among(["변경 전 단가는 30,000원입니다."], wanted) == {("amount", 30000)}
+
+
+def test_evidence_seen_before_is_not_searched_again(monkeypatch):
+    """A rewrite round asks about the same evidence: the answers come from the passages' memory."""
+    passages = ["재검증 배송비는 3,000원이고 할인율은 15%입니다.", "재검증 무료 배송 기준은 5만원입니다."]
+    wanted = parse_quantities("3,000원 15% 7,000원 5만원")
+    first = quantity_values_among(passages, wanted)
+    searched = []
+    monkeypatch.setattr(numbers, "_search_passages", lambda *arguments: searched.append(arguments) or set())
+    assert quantity_values_among(list(passages), wanted) == first
+    assert first == {("amount", 3000), ("percent", 15), ("amount", 50000)}
+    assert searched == []
+
+
+def test_only_unsettled_values_are_searched_and_only_where_unsettled(monkeypatch):
+    settled = "부분 검색 배송비는 3,000원입니다."
+    fresh = "부분 검색 무료 배송 기준은 5만원입니다."
+    assert quantity_values_among([settled], parse_quantities("3,000원 5만원")) == {("amount", 3000)}
+    searches = []
+    search = numbers._search_passages
+    monkeypatch.setattr(
+        numbers,
+        "_search_passages",
+        lambda passages, pairs: searches.append(([p.text for p in passages], pairs)) or search(passages, pairs),
+    )
+    found = quantity_values_among([settled, fresh], parse_quantities("3,000원 5만원"))
+    assert found == {("amount", 3000), ("amount", 50000)}
+    assert searches == [([fresh], {("amount", 50000)})]
+
+
+def test_a_passage_keeps_a_bounded_number_of_answers(monkeypatch):
+    monkeypatch.setattr(numbers, "_ANSWERS_PER_PASSAGE", 4)
+    passage = "상한 검사: 1,000원, 3,000원, 5,000원, 7,000원, 9,000원"
+    for thousands in range(1, 11):
+        stated = thousands % 2 == 1
+        wanted = parse_quantities(f"{thousands},000원")
+        assert quantity_values_among([passage], wanted) == (_pairs(wanted) if stated else set())
+        assert len(numbers._passage_numbers(passage)._answers) <= 4
+
+
+def test_hangul_amounts_are_found_in_any_passage_of_a_joint_search():
+    passages = ["한글 금액 첫 구절", "한글 금액 둘째 구절은 오만원", "셋째 구절은 삼만 오천 원이고 3,000원"]
+    wanted = parse_quantities("5만원 35,000원 3,000원 만원")
+    assert quantity_values_among(passages, wanted) == {("amount", 50000), ("amount", 35000), ("amount", 3000)}
+    assert numbers._passage_numbers(passages[1]).hangul_amounts == {("amount", 50000)}
+
+
+@settings(max_examples=500)
+@given(text=st.text(alphabet="일이삼사오육칠팔구십백천만억조 원래가대약05\n", max_size=16))
+def test_property_hangul_numerals_found_from_each_won_equal_a_full_regex_pass(text):
+    found = [match.span() for match in numbers._hangul_matches_near_won(text)]
+    assert found == [match.span() for match in numbers._HANGUL_NUMERAL_RE.finditer(text)]
+
+
+# --- folding and the evidence text ----------------------------------------------------------------------
+
+_FULL_WIDTH_TO_HALF = {code: chr(code - 0xFEE0).lower() for code in range(0xFF01, 0xFF5F)}
+
+
+@settings(max_examples=500)
+@given(
+    text=st.text(
+        alphabet=st.one_of(
+            st.sampled_from("AZaz09가힣 ＡＺａｚ０！～\uff00\uff5f\uf000\ufffd😀ÉİßΣ"),
+            st.characters(),
+        ),
+        max_size=30,
+    )
+)
+def test_property_fold_lowers_latin_and_narrows_full_width_only(text):
+    expected = "".join(
+        char.lower() if "A" <= char <= "Z" else _FULL_WIDTH_TO_HALF.get(ord(char), char) for char in text
+    )
+    assert fold(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("passages", "pattern", "contained"),
+    [
+        (["Kaiba 행사"], "kaiba", True),
+        (["KAIBA 행사"], "kaiba", True),
+        (["kAiBa 행사"], "kaiba", True),
+        (["ＫＡＩＢＡ 행사"], "kaiba", True),
+        (["Dr.Jart+ 입고"], "dr.jart+", True),
+        (["LG전자 입고"], "lg전자", True),
+        (["첫 구절", "갤럭시 S24 입고"], "갤럭시 s24", True),
+        (["Kaibo 행사"], "kaiba", False),
+        (["카이바 행사"], "kaiba", False),
+        (["Kai", "ba"], "kaiba", False),
+    ],
+)
+def test_evidence_contains_a_folded_pattern_in_any_case_or_width(passages, pattern, contained):
+    assert EvidenceText(passages).contains(pattern) is contained
+
+
+def test_a_changed_passage_is_folded_afresh():
+    assert EvidenceText(["접힘 검사 Kaiba"]).contains("kaiba")
+    assert not EvidenceText(["접힘 검사 Kaibo"]).contains("kaiba")
+    assert EvidenceText(["접힘 검사 Kaibo"]).has_word("kaibo")
+    assert not EvidenceText(["접힘 검사 Kaibo"]).has_word("kaiba")
+
+
+# --- brands and vendors -----------------------------------------------------------------------------------
+
+
+def test_full_width_punctuation_ends_a_word():
+    """ "Samsung！" is the brand and an exclamation mark, not a misspelling of the brand."""
+    known = NameIndex.build(["Samsung", "삼성전자"])
+    evidence = EvidenceText(["Samsung, 삼성전자 입고"])
+    assert find_misspellings("Samsung！ 삼성전자．", known_brands=known, evidence=evidence, min_length=3) == []
+    found = find_misspellings("삼송전자！ 좋아요", known_brands=known, evidence=evidence, min_length=3)
+    assert [(misspelling.word, misspelling.brand) for misspelling in found] == [("삼송전자", "삼성전자")]
+
+
+def test_words_remembered_without_candidates_do_not_hide_a_misspelling_later():
+    known = NameIndex.build(["오뚜기", "삼성전자"])
+    evidence = EvidenceText(["오뚜기와 삼성전자 입고"])
+    for _ in range(2):  # the second time every word is remembered
+        found = find_misspellings("오뚜가 라면과 좋은 제품", known_brands=known, evidence=evidence, min_length=3)
+        assert [(misspelling.word, misspelling.brand) for misspelling in found] == [("오뚜가", "오뚜기")]
+    assert find_misspellings("오뚜가 라면", known_brands=known, evidence=EvidenceText(["삼성전자"]), min_length=3) == []
+
+
+def test_cached_name_index_hits_for_a_fresh_tuple_of_equal_names():
+    """The pipeline builds a new tuple from the database for every question: equal names, new objects."""
+    names = tuple(f"캐시브랜드{number}" for number in range(300))
+    index = cached_name_index(names)
+    fresh = tuple("".join(list(name)) for name in names)
+    assert fresh == names and fresh is not names and fresh[0] is not names[0]
+    assert cached_name_index(fresh) is index
+    assert cached_name_index(list(fresh)) is index
+
+
+# --- claims, sentences, clean text --------------------------------------------------------------------------
+
+
+def _plain_kind_pattern(kind: claims.ActionKind) -> re.Pattern:
+    """The claim pattern written as one plain alternation: noun, then one of its three endings."""
+    nouns = "|".join(sorted(claims._ACTION_NOUNS[kind].split(), key=len, reverse=True))
+    noun = rf"(?<!미)(?:{nouns})"
+    return re.compile(
+        rf"{noun}{claims._PARTICLE} ?(?:처리 ?)?{claims._NOUN_PAST}{claims._STATEMENT_ENDING}"
+        rf"|{noun}{claims._PARTICLE} ?{claims._COMPLETE}"
+        rf"|{noun} ?(?:해 ?)?드린{claims._ADNOMINAL_END}"
+        rf"|(?:{claims._NATIVE_PAST[kind]}){claims._STATEMENT_ENDING}"
+        rf"|(?:{claims._NATIVE_ADNOMINAL[kind]}){claims._ADNOMINAL_END}",
+        re.MULTILINE,
+    )
+
+
+def test_claim_nouns_begin_neither_each_other_nor_a_native_verb():
+    """What lets each noun carry its own endings in the literal-led claim pattern."""
+    for kind in claims.ActionKind:
+        nouns = claims._ACTION_NOUNS[kind].split()
+        assert [(noun, other) for noun in nouns for other in nouns if noun != other and noun.startswith(other)] == []
+        stems = f"{claims._NATIVE_PAST[kind]}|{claims._NATIVE_ADNOMINAL[kind]}".split("|")
+        assert {noun[0] for noun in nouns}.isdisjoint(stem[0] for stem in stems)
+
+
+_CLAIM_FRAGMENTS = st.sampled_from(
+    [
+        "발송",
+        "미발송",
+        "처리",
+        "접수",
+        "완료",
+        "변경",
+        "업데이트",
+        "보내",
+        "보냈",
+        "바꿨",
+        "드렸",
+        "드린",
+        "했",
+        "되었",
+        "됐",
+        "습니다",
+        "어요",
+        "다",
+        "면",
+        " ",
+        "을",
+        "이",
+        "해 ",
+        "후",
+        ".",
+        "\n",
+        "예정",
+        "입니다",
+    ]
+)
+
+
+@settings(max_examples=500)
+@given(text=st.lists(_CLAIM_FRAGMENTS, max_size=10).map("".join))
+def test_property_literal_led_claim_patterns_match_as_the_plain_alternation(text):
+    for kind, pattern in claims._PATTERNS.items():
+        plain = _plain_kind_pattern(kind)
+        assert [match.span() for match in pattern.finditer(text)] == [match.span() for match in plain.finditer(text)]
+
+
+@settings(max_examples=300)
+@given(text=st.text(alphabet="다요가 .!?~\n1A)”…。", max_size=30))
+def test_property_sentences_cover_the_text_in_order_without_surrounding_space(text):
+    sentences = split_sentences(text)
+    assert all(sentence.text == text[sentence.start : sentence.end] == sentence.text.strip() for sentence in sentences)
+    assert all(left.end <= right.start for left, right in pairwise(sentences))
+    covered = "".join(text[sentence.start : sentence.end] for sentence in sentences)
+    assert re.sub(r"\s", "", covered) == re.sub(r"\s", "", text)
+
+
+@settings(max_examples=300)
+@given(
+    text=st.text(alphabet="다요가 .!?\n", min_size=1, max_size=30),
+    spans=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 6)), max_size=5),
+)
+def test_property_sentences_holding_a_violation_are_those_it_overlaps(text, spans):
+    sentences = split_sentences(text)
+    violations = [
+        Violation("amount", 1, text[start : start + length], (start, start + length), "") for start, length in spans
+    ]
+    expected = {
+        index
+        for index, sentence in enumerate(sentences)
+        for violation in violations
+        if violation.span[0] < sentence.end and sentence.start < violation.span[1]
+    }
+    assert _sentences_holding(violations, sentences) == expected
+
+
+def test_verifying_again_over_remembered_evidence_gives_the_same_result():
+    evidence = ["반복 검증: Kaiba 행사 단가는 9,700원이며 할인율은 5%입니다.", "배송비는 3,000원입니다."]
+    draft = "Kaiba 행사 단가는 9,700원입니다. 배송비는 3,500원이고 할인율은 7%입니다. 자료는 보내드렸습니다."
+    arguments = {
+        "evidence": evidence,
+        "known_brands": ["Kaiba", "Kaibo"],
+        "counterpart_names": ["한빛상사"],
+        "other_vendor_names": [],
+        "confirmed_actions": [],
+    }
+    first = verify_draft(draft, **arguments)
+    again = verify_draft(draft, **arguments)
+    assert first == again
+    assert [(violation.kind, violation.value) for violation in first.violations] == [
+        ("amount", 3500),
+        ("percent", 7),
+        ("action_claim", None),
+    ]
+    assert first.clean_text == "Kaiba 행사 단가는 9,700원입니다."
