@@ -198,6 +198,15 @@ def test_a_changed_passage_is_folded_afresh():
     assert not EvidenceText(["접힘 검사 Kaibo"]).has_word("kaiba")
 
 
+def test_the_same_evidence_list_shares_one_evidence_text_and_its_answers():
+    passages = ["공유 검사: Kaiba 행사", "오뚜기 입고"]
+    evidence = EvidenceText.of(passages)
+    assert EvidenceText.of(tuple(passages)) is evidence
+    assert evidence.contains("kaiba") and evidence.has_word("오뚜기") and not evidence.contains("kaibo")
+    assert EvidenceText.of([*passages, "새 구절"]) is not evidence
+    assert not EvidenceText.of(["공유 검사: Kaibo 행사", "오뚜기 입고"]).contains("kaiba")
+
+
 # --- brands and vendors -----------------------------------------------------------------------------------
 
 

@@ -239,23 +239,38 @@ class Misspelling:
     end: int
 
 
-def _word_spans(text: str, among: set[str] | None = None) -> list[tuple[int, int]]:
-    """Where the words of ``text`` are (only those ``among`` the given ones, as split, if given), less the
-    "." "'" "-" at their edges (inside a word they stay: "Dr.Jart+")."""
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    """Where the words of ``text`` are, less the "." "'" "-" at their edges (inside they stay: "Dr.Jart+")."""
     spans = []
     for match in _WORD_RE.finditer(text):
-        if among is not None and match.group() not in among:
-            continue
-        start, end = match.span()
-        if text[start] in _WORD_EDGE_PUNCTUATION or text[end - 1] in _WORD_EDGE_PUNCTUATION:
-            written = match.group()
-            word = written.strip(_WORD_EDGE_PUNCTUATION)
-            if not word:
-                continue
-            start += len(written) - len(written.lstrip(_WORD_EDGE_PUNCTUATION))
-            end = start + len(word)
-        spans.append((start, end))
+        if span := _without_edge_punctuation(text, *match.span()):
+            spans.append(span)
     return spans
+
+
+def _spans_of_words(text: str, words: Iterable[str]) -> list[tuple[int, int]]:
+    """Where the given words (as ``_WORD_RE`` splits them) stand in ``text``, in order, less the punctuation
+    at their edges: a few ``str.find`` calls instead of a Python step per word of the text."""
+    spans = []
+    for word in words:
+        start = text.find(word)
+        while start != -1:
+            end = start + len(word)
+            whole = (start == 0 or _WORD_RE.match(text[start - 1]) is None) and (
+                end == len(text) or _WORD_RE.match(text[end]) is None
+            )
+            if whole and (span := _without_edge_punctuation(text, start, end)):
+                spans.append(span)
+            start = text.find(word, start + 1)
+    return sorted(spans)
+
+
+def _without_edge_punctuation(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start] in _WORD_EDGE_PUNCTUATION:
+        start += 1
+    while end > start and text[end - 1] in _WORD_EDGE_PUNCTUATION:
+        end -= 1
+    return (start, end) if start < end else None
 
 
 # Evidence passages whose folded text is remembered (an LRU keyed by the passage text).
@@ -269,11 +284,18 @@ def _folded_passage(passage: str) -> str:
 
 class EvidenceText:
     """The evidence passages as one text; folded only if a Latin name needs it, from each passage's folded
-    text, which is remembered (rewrite rounds and repeated questions reuse passages)."""
+    text, which is remembered. ``EvidenceText.of`` reuses the object, with its answers, for the same
+    passages (a rewrite round checks its new draft against the same evidence)."""
 
     def __init__(self, passages: Iterable[str]):
         self.passages = tuple(passages)
         self.raw = "\n".join(self.passages)
+        self._contains: dict[str, bool] = {}
+        self._has_word: dict[str, bool] = {}
+
+    @classmethod
+    def of(cls, passages: Iterable[str]) -> "EvidenceText":
+        return _evidence_text(tuple(passages))
 
     @cached_property
     def folded(self) -> str:
@@ -281,6 +303,11 @@ class EvidenceText:
 
     def contains(self, pattern: str) -> bool:
         """Whether the evidence contains the folded ``pattern`` (case and width aside)."""
+        if (known := self._contains.get(pattern)) is None:
+            known = self._contains[pattern] = self._search(pattern)
+        return known
+
+    def _search(self, pattern: str) -> bool:
         if pattern in self.raw:  # written as folded: no need to fold the evidence
             return True
         if not _has_ascii(pattern):
@@ -290,6 +317,11 @@ class EvidenceText:
 
     def has_word(self, word: str) -> bool:
         """Whether the folded ``word`` occurs in the evidence as a word (particles allowed after it)."""
+        if (known := self._has_word.get(word)) is None:
+            known = self._has_word[word] = self._find_word(word)
+        return known
+
+    def _find_word(self, word: str) -> bool:
         # The word checks around a match look at Hangul and ASCII only, which folding keeps apart.
         text = self.folded if _has_ascii(word) else self.raw
         start = text.find(word)
@@ -298,6 +330,15 @@ class EvidenceText:
                 return True
             start = text.find(word, start + 1)
         return False
+
+
+# Evidence lists whose text and answers are remembered: a question's rounds and repeats reuse them.
+_EVIDENCE_TEXT_MEMO_SIZE = 128
+
+
+@lru_cache(maxsize=_EVIDENCE_TEXT_MEMO_SIZE)
+def _evidence_text(passages: tuple[str, ...]) -> EvidenceText:
+    return EvidenceText(passages)
 
 
 @lru_cache(maxsize=4096)
@@ -337,7 +378,7 @@ def find_misspellings(
         suspects = known_brands.words_with_candidates(_WORD_RE.findall(folded_text), min_length)
         if not suspects:
             return []
-        words = _word_spans(folded_text, among=suspects)
+        words = _spans_of_words(folded_text, suspects)
     else:  # windows of several words need every word
         words = _word_spans(folded_text)
     verdicts: dict[str, tuple[int, str] | None] = {}  # drafts repeat words

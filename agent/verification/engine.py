@@ -163,7 +163,7 @@ def verify_draft(
         for match in vendor_index.find(draft)
         if match.text not in counterpart_index and not _overlaps_any(match.start, match.end, counterpart_spans)
     ]
-    evidence_text = EvidenceText(evidence)
+    evidence_text = EvidenceText.of(evidence)
 
     violations = [
         *_quantity_violations(quantities, evidence),

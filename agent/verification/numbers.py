@@ -336,14 +336,14 @@ def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
     in "0.5%"); a pattern stops once its values are found, the search once all are."""
     found: dict[Pair, int] = {}
     unfound = set(wanted_pairs)
-    values, signatures, prefixes = _search_terms(unfound)
+    values, largest, prefixes = _search_terms(unfound)
     resume_at: dict[int, int] = {}  # chain start → where a full parse goes on after the chain's scanned part
     for prefix in sorted(prefixes):
         for pattern in _number_run_patterns(prefix):
             position = 0
             while prefix in prefixes and (match := pattern.search(text, position)):
                 position = match.start() + 1  # overlapping: a number may start inside a run
-                if not _may_state(text, match, signatures, values):
+                if not _may_state(text, match, values, largest):
                     continue
                 hit = match.start()
                 chain_start = _chain_start(text, hit)
@@ -355,30 +355,42 @@ def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
                     unfound -= newly_found
                     if not unfound:
                         return {pair: found[pair] for pair in wanted_pairs}
-                    values, signatures, prefixes = _search_terms(unfound)
+                    values, largest, prefixes = _search_terms(unfound)
     return {pair: position for pair, position in found.items() if pair in wanted_pairs}
 
 
-def _search_terms(pairs: set[Pair]) -> tuple[set[int | float], set[str], set[str]]:
-    """The values of ``pairs``, their signatures and the signatures' first one or two digits."""
+def _search_terms(pairs: set[Pair]) -> tuple[set[int | float], dict[str, int | float], set[str]]:
+    """The values of ``pairs``, the largest value per signature, and the signatures' first one or two
+    digits (the search patterns' prefixes)."""
     values = {value for _, value in pairs}
-    signatures = {_value_signature(value) for value in values}
-    return values, signatures, {signature[:2] for signature in signatures}
+    largest: dict[str, int | float] = {}
+    for value in values:
+        signature = _value_signature(value)
+        largest[signature] = max(value, largest.get(signature, value))
+    return values, largest, {signature[:2] for signature in largest}
 
 
-def _may_state(text: str, match: re.Match, signatures: set[str], values: set[int | float]) -> bool:
-    """Whether the number run at ``match`` may state one of ``values``: the first number's own digits begin
-    a signature and the whole run of terms begins with it (a shorter well-formed prefix may be the value).
-    A plain number that no range separator follows states exactly its own value, so only if wanted."""
+def _may_state(text: str, match: re.Match, values: set[int | float], largest: dict[str, int | float]) -> bool:
+    """Whether the number run at ``match`` may state one of ``values`` (``largest``: the largest value per
+    signature). The first number's own digits begin a signature and the whole run of terms begins with
+    it (a shorter well-formed prefix may be the value). A quantity starting here is at least its first
+    term ("3만" is at least 30,000, whatever follows), so not when that exceeds every such value. A plain
+    number that no range separator follows states exactly its own value, so only if wanted."""
     run = match.group()
     first_number = _FIRST_NUMBER_RE.match(run).group()
     significant = first_number.translate(_INSIGNIFICANT)
     whole_run = run.translate(_INSIGNIFICANT)
-    for signature in signatures:  # a loop, not any(): this runs for every candidate number
+    ceiling = None
+    for signature, value in largest.items():  # a loop, not any(): this runs for every candidate number
         if whole_run.startswith(signature) and signature.startswith(significant):
-            break
-    else:
+            ceiling = value if ceiling is None else max(ceiling, value)
+    if ceiling is None:
         return False
+    cursor = len(first_number)
+    scale = SMALL_MULTIPLIERS.get(run[cursor : cursor + 1], 1)
+    scale *= BIG_MULTIPLIERS.get(run[cursor + (scale > 1) : cursor + (scale > 1) + 1], 1)
+    if scale > 1:
+        return _to_number(first_number) * scale <= ceiling
     plain = first_number.rstrip(".,")
     after = text[match.start() + len(plain) : match.start() + len(plain) + 2].lstrip(" ")
     return not (
@@ -421,6 +433,7 @@ def _scan_chain(text: str, position: int, last_start: int, found: dict[Pair, int
     return position
 
 
+@lru_cache(maxsize=4096)  # prices and rates recur across drafts
 def _value_signature(value: int | float) -> str:
     return format(Decimal(str(value)), "f").translate(_INSIGNIFICANT)
 
