@@ -5,8 +5,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from agent.services import question_dispatch_on_commit
 from conversations.models import Message, Question, Room, UploadBatch
@@ -102,7 +103,7 @@ def _upload_batch_store(*, device, batch_id: str, messages: list[IncomingMessage
         )
         for m in kept
     ]
-    Message.objects.bulk_create(rows, batch_size=500)
+    _messages_insert(rows, batch=batch)
     for room_id, dropped in resends_by_room.items():
         Room.objects.filter(pk=room_id).update(resend_dropped_count=F("resend_dropped_count") + dropped)
 
@@ -121,6 +122,46 @@ def _upload_batch_store(*, device, batch_id: str, messages: list[IncomingMessage
         duplicates=duplicates,
         questions=len(questions),
     )
+
+
+_COPY_COLUMNS = (
+    "room_id",
+    "batch_id",
+    "sender_name",
+    "sent_by_me",
+    "text",
+    "sent_at",
+    "unread_count",
+    "client_message_id",
+    "photo_count",
+    "file_count",
+    "is_tagged",
+    "created_at",
+)
+
+
+def _messages_insert(rows: list[Message], *, batch: UploadBatch) -> None:
+    """Insert a batch's messages and give the instances their ids.
+
+    On PostgreSQL one COPY: the ORM compiling a 500-row INSERT was half of an upload's time. Ids come from the
+    sequence in row order, so reading them back ordered by id pairs them with the rows. Elsewhere bulk_create.
+    """
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        Message.objects.bulk_create(rows, batch_size=500)
+        return
+    now = timezone.now()
+    table = Message._meta.db_table
+    with connection.wrap_database_errors, connection.cursor() as cursor:
+        with cursor.cursor.copy(f"COPY {table} ({', '.join(_COPY_COLUMNS)}) FROM STDIN") as copy:
+            for row in rows:
+                row.created_at = now
+                copy.write_row([getattr(row, column) for column in _COPY_COLUMNS])
+        cursor.execute(f"SELECT id FROM {table} WHERE batch_id = %s ORDER BY id", [batch.pk])
+        ids = [pk for (pk,) in cursor.fetchall()]
+    for row, pk in zip(rows, ids, strict=True):
+        row.pk = pk
 
 
 def _rooms_for_batch(messages: list[IncomingMessage]) -> dict[str, Room]:

@@ -207,7 +207,7 @@ class TestResendDedup:
         """Redis marks survive a rolled-back transaction; the retry of the same batch must still store."""
         import conversations.services as services
 
-        original = services.Message.objects.bulk_create
+        original = services._messages_insert
         calls = {"n": 0}
 
         def failing_once(*args, **kwargs):
@@ -216,7 +216,7 @@ class TestResendDedup:
                 raise RuntimeError("database went away")
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(services.Message.objects, "bulk_create", failing_once)
+        monkeypatch.setattr(services, "_messages_insert", failing_once)
         with pytest.raises(RuntimeError):
             post(uploader, "b-1", [message("단가표 부탁드립니다")])
         assert Message.objects.count() == 0
