@@ -46,6 +46,14 @@ _PASSAGE_FRAGMENTS = st.sampled_from(
         "3%p",
         "3~5만원",
         "10~15%",
+        "2~3천만원",
+        "1-3만원",
+        "5 ~ 7천원",
+        "1,000~2,000원",
+        "₩3~5",
+        "1.5천 2백원",
+        "0.31억2천만원",
+        "3만 1.5천 2백원",
         "2026-11-30",
         "02-1234-5678",
         "3만 개",
@@ -69,7 +77,10 @@ _PASSAGE_FRAGMENTS = st.sampled_from(
         "\n",
     ]
 )
-_PROBES = "3만원 35,000원 0.5% 15% 3%p 30,000원 50,000원 12345원 5% 123400원 1억 0원 1,000원 12,500원 10%"
+_PROBES = (
+    "3만원 35,000원 0.5% 15% 3%p 30,000원 50,000원 12345원 5% 123400원 1억 0원 1,000원 12,500원 10% "
+    "2천만원 3천만원 1만원 5천원 7,000원 2,000원 3원 1원 2원 5원 1,700원 51,000,000원"
+)
 
 
 @settings(max_examples=300)
@@ -89,6 +100,13 @@ def test_property_remembered_search_over_passages_equals_a_full_parse(passages, 
         assert quantity_values_among(passages, wanted) == _pairs(wanted) & full
     for passage in passages:  # what was learnt together is attributed to the right passage
         assert quantity_values_among([passage], more) == _pairs(more) & _pairs(parse_quantities(passage))
+
+
+def test_a_decimal_term_followed_by_more_terms_is_found():
+    """ "1.5천 2백원" is 1,700: its digits are not its value's, so the digit search alone would miss it."""
+    for passage, value in (("단가 1.5천 2백원", 1700), ("총액 0.31억2천만원", 51000000), ("3만 1.5천 2백원", 1700)):
+        wanted = parse_quantities(f"{value:,}원")
+        assert quantity_values_among([passage], wanted) == {("amount", value)}, passage
 
 
 def test_a_changed_passage_is_searched_afresh():

@@ -333,11 +333,20 @@ def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
     """The pairs of ``wanted_pairs`` that a full parse of ``text`` yields from Arabic digits, each with
     where it was found. Only the number chains where a value still unfound may be written are parsed:
     two literal-led patterns per first one or two significant digits (led by that digit, or by zeros as
-    in "0.5%"); a pattern stops once its values are found, the search once all are."""
+    in "0.5%"); a pattern stops once its values are found, the search once all are. Numbers whose digits
+    are not their value's ("1.5천 2백" is 1,700) are few and parsed first, whatever the values."""
     found: dict[Pair, int] = {}
-    unfound = set(wanted_pairs)
-    values, largest, prefixes = _search_terms(unfound)
     resume_at: dict[int, int] = {}  # chain start → where a full parse goes on after the chain's scanned part
+    for decimal in _DECIMAL_TERM_WITH_MORE_RE.finditer(text):
+        start = _decimal_number_start(text, decimal.start())
+        chain_start = _chain_start(text, start)
+        scanned_until = resume_at.get(chain_start, chain_start)
+        if start >= scanned_until:
+            resume_at[chain_start] = _scan_chain(text, scanned_until, start, found)
+    unfound = wanted_pairs - found.keys()
+    if not unfound:
+        return {pair: found[pair] for pair in wanted_pairs}
+    values, largest, prefixes = _search_terms(unfound)
     for prefix in sorted(prefixes):
         for pattern in _number_run_patterns(prefix):
             position = 0
@@ -359,6 +368,22 @@ def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
     return {pair: position for pair, position in found.items() if pair in wanted_pairs}
 
 
+# A decimal term with a multiplier that more terms follow: its digits and the next terms' overlap
+# ("1.5천 2백" is 1,700, "0.31억 2천만" is 51,000,000), so the signature rule does not hold for it.
+# (Whole-number terms cannot overlap: the parser stops at a term as large as the unit before it.)
+_DECIMAL_TERM_WITH_MORE_RE = re.compile(r"\.(?<=[0-9]\.)[0-9]+(?:[십백천][만억조]?|[만억조]) ?[0-9]")
+
+
+def _decimal_number_start(text: str, point: int) -> int:
+    """Where the number holding the decimal point at ``point`` starts (digits and separators before it)."""
+    start = point
+    while start > 0 and (text[start - 1].isdigit() or text[start - 1] == ","):
+        start -= 1
+    while not text[start].isdigit():  # a separator cannot start a number
+        start += 1
+    return start
+
+
 def _search_terms(pairs: set[Pair]) -> tuple[set[int | float], dict[str, int | float], set[str]]:
     """The values of ``pairs``, the largest value per signature, and the signatures' first one or two
     digits (the search patterns' prefixes)."""
@@ -375,7 +400,8 @@ def _may_state(text: str, match: re.Match, values: set[int | float], largest: di
     signature). The first number's own digits begin a signature and the whole run of terms begins with
     it (a shorter well-formed prefix may be the value). A quantity starting here is at least its first
     term ("3만" is at least 30,000, whatever follows), so not when that exceeds every such value. A plain
-    number that no range separator follows states exactly its own value, so only if wanted."""
+    number states its own value, or as a range's bare low end that value times the high end's leading
+    multiplier; the range's high end starts a number of its own."""
     run = match.group()
     first_number = _FIRST_NUMBER_RE.match(run).group()
     significant = first_number.translate(_INSIGNIFICANT)
@@ -386,19 +412,26 @@ def _may_state(text: str, match: re.Match, values: set[int | float], largest: di
             ceiling = value if ceiling is None else max(ceiling, value)
     if ceiling is None:
         return False
-    cursor = len(first_number)
-    scale = SMALL_MULTIPLIERS.get(run[cursor : cursor + 1], 1)
-    scale *= BIG_MULTIPLIERS.get(run[cursor + (scale > 1) : cursor + (scale > 1) + 1], 1)
+    scale = _first_term_multiplier(run, len(first_number))
     if scale > 1:
         return _to_number(first_number) * scale <= ceiling
-    plain = first_number.rstrip(".,")
-    after = text[match.start() + len(plain) : match.start() + len(plain) + 2].lstrip(" ")
-    return not (
-        run.rstrip(" .,") == plain
-        and _VALID_GROUPING_RE.fullmatch(plain)
-        and not after.startswith(("~", "～", "〜", "-"))
-        and normalise_number(_to_number(plain)) not in values
-    )
+    if run.rstrip(" .,") != first_number or not _VALID_GROUPING_RE.fullmatch(first_number):
+        return True  # more terms follow, or an odd grouping: the parser decides
+    number = _to_number(first_number)
+    if normalise_number(number) in values:
+        return True
+    # Else only as the bare low end of a range, worth the high end's leading multiplier ("3~5만원").
+    separator = _RANGE_SEPARATOR_RE.match(text, match.start() + len(first_number))
+    if separator is None or (high := _TERM_RE.match(text, separator.end())) is None:
+        return False
+    return normalise_number(number * _first_term_multiplier(high.group(), len(high.group(1)))) in values
+
+
+def _first_term_multiplier(written: str, number_end: int) -> int:
+    """What the 십/백/천 and 만/억/조 right after a term's number multiply it by ("3천만" → 10⁷)."""
+    small = SMALL_MULTIPLIERS.get(written[number_end : number_end + 1], 1)
+    big_at = number_end + (small > 1)
+    return small * BIG_MULTIPLIERS.get(written[big_at : big_at + 1], 1)
 
 
 _INSIGNIFICANT_RUN = "[0,. 십백천만억조]*"
