@@ -8,16 +8,7 @@ from agent.knowledge.faq_index import faq_index_reset, faq_index_vector_count
 from agent.knowledge.faq_services import faq_entry_create
 from agent.models import FaqEntry, FaqVersion
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def faq_index_folder(settings, tmp_path):
-    settings.QDRANT_URL = ""
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    faq_index_reset()
-    yield
-    faq_index_reset()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("knowledge_stores")]
 
 
 @pytest.fixture

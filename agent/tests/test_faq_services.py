@@ -29,19 +29,10 @@ from agent.knowledge.faq_services import (
 from agent.models import FaqEntry, FaqVersion
 from monitoring.models import AuditEvent
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("knowledge_stores")]
 
 KST = ZoneInfo("Asia/Seoul")
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=KST)
-
-
-@pytest.fixture(autouse=True)
-def faq_index_folder(settings, tmp_path):
-    settings.QDRANT_URL = ""
-    settings.QDRANT_PATH = str(tmp_path / "qdrant")
-    faq_index_reset()
-    yield
-    faq_index_reset()
 
 
 @pytest.fixture
