@@ -232,6 +232,7 @@ _PASSAGE_MEMO_SIZE = 2048
 _ANSWERS_PER_PASSAGE = 512
 
 Pair = tuple[str, int | float]
+_NO_PAIRS: frozenset[Pair] = frozenset()
 
 
 def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -> set[Pair]:
@@ -278,8 +279,10 @@ class _PassageNumbers:
         self._answers: dict[Pair, bool] = {}
         self.hangul_amounts: frozenset[Pair] | None = None  # amounts in Hangul numerals, once looked for
 
-    def answers(self, pairs: set[Pair]) -> tuple[set[Pair], set[Pair]]:
-        """The pairs known to be stated here, and the pairs not settled yet."""
+    def answers(self, pairs: set[Pair]) -> tuple[set[Pair] | frozenset[Pair], set[Pair]]:
+        """The pairs known to be stated here, and the pairs not settled yet (both read-only)."""
+        if not self._answers:  # a passage not searched yet
+            return _NO_PAIRS, pairs
         stated = set()
         unknown = set()
         for pair in pairs:
@@ -435,6 +438,9 @@ def _first_term_multiplier(written: str, number_end: int) -> int:
 
 
 _INSIGNIFICANT_RUN = "[0,. 십백천만억조]*"
+# After a number's first digit: the rest of that number (as _NUM reads it: digits, groups of three after a
+# comma, decimals) is all zeros — what a one-digit signature needs ("3,000" and "30" yes, "3,500" no).
+_ONLY_ZEROS_AFTER = r"(?=0*+(?![1-9])(?:,000(?![0-9]))*+(?!,[0-9]{3}(?![0-9]))(?!\.0*[1-9]))"
 _RUN_OF_TERMS = "[0-9,. 십백천만억조]*"
 
 
@@ -448,7 +454,7 @@ def _number_run_patterns(prefix: str) -> tuple[re.Pattern, ...]:
     if not prefix:  # only numbers of zeros state 0
         return (re.compile("0" + _CANDIDATE_CHECKS + _RUN_OF_TERMS),)
     rest = "".join(_INSIGNIFICANT_RUN + digit for digit in prefix[1:])
-    led_by_digit = f"{prefix[0]}(?={rest})" if rest else prefix[0]
+    led_by_digit = f"{prefix[0]}(?={rest})" if rest else prefix[0] + _ONLY_ZEROS_AFTER
     led_by_zeros = f"0(?={_INSIGNIFICANT_RUN}{prefix[0]}{rest})"
     return tuple(re.compile(lead + _CANDIDATE_CHECKS + _RUN_OF_TERMS) for lead in (led_by_digit, led_by_zeros))
 
@@ -499,6 +505,10 @@ def _hangul_matches_near_won(text: str) -> Iterator[re.Match]:
         run_start = index
         while run_start > 0 and (text[run_start - 1] in _HANGUL_NUMERAL_CHARS or text[run_start - 1] == " "):
             run_start -= 1
+        # A numeral starts only after a space or where no syllable or digit precedes: "10만원" holds none.
+        before = text[run_start - 1] if run_start else ""
+        if " " not in text[run_start:index] and ("0" <= before <= "9" or "가" <= before <= "힣"):
+            continue
         if match := _HANGUL_NUMERAL_RE.search(text, run_start, index + 2):
             yield match
 
