@@ -491,9 +491,12 @@ def _chain_start(text: str, position: int) -> int:
     return start
 
 
-# 원 right after a Hangul numeral syllable (or one space after it): where a Hangul amount can end. It
-# starts with the literal 원, which the regex engine finds fast; the syllable is looked for behind it.
-_WON_AFTER_NUMERAL_RE = re.compile("원(?:(?<=[{0}]원)|(?<=[{0}] 원))".format("일이삼사오육칠팔구십백천만억조"))
+# 원 right after a Hangul numeral syllable (or one space after it) — not after a digit's multiplier, as in
+# the many "10만원" — where a Hangul amount can end. It starts with the literal 원, which the regex engine
+# finds fast; the syllables are looked for behind it.
+_WON_AFTER_NUMERAL_RE = re.compile(
+    "원(?:(?<=[{0}]원)(?<![0-9][{0}]원)|(?<=[{0}] 원))".format("일이삼사오육칠팔구십백천만억조")
+)
 
 
 def _hangul_matches_near_won(text: str) -> Iterator[re.Match]:
