@@ -69,12 +69,10 @@ def _ends_sentence(text: str, start: int, run_start: int, run_end: int) -> bool:
 
 
 def _append(sentences: list[Sentence], text: str, start: int, end: int) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if start < end:
-        sentences.append(Sentence(text=text[start:end], start=start, end=end))
+    segment = text[start:end]
+    if sentence := segment.strip():
+        start += len(segment) - len(segment.lstrip())
+        sentences.append(Sentence(text=sentence, start=start, end=start + len(sentence)))
 
 
 def text_without(text: str, sentences: list[Sentence], removed: Iterable[int]) -> str:
