@@ -297,3 +297,22 @@ def test_a_zero_budget_returns_nothing_without_searching(faq_index):
     items, trace = faq_search_traced("반품 접수는 어떻게 하나요?", limit=0)
     assert items == []
     assert trace.timings_ms == {}
+
+
+def test_keyword_matches_ignore_case_and_use_trigram_indexes_on_postgresql(faq_index):
+    """LOWER(column) LIKE keeps Latin case-insensitive; the trigram indexes behind it exist on PostgreSQL."""
+    from django.db import connection
+
+    from agent.knowledge.faq import faq_keyword_matches
+
+    faq_entry_create(question="HACCP 인증서는 어디서 받나요?", answer="파트너센터 [품질] 메뉴에서 내려받습니다.")
+    faq_entry_create(question="반품 기한", answer="수령 후 7일 이내 Return 신청")
+    assert [e.question for e in faq_keyword_matches(["haccp"], limit=3)] == ["HACCP 인증서는 어디서 받나요?"]
+    assert [e.question for e in faq_keyword_matches(["RETURN"], limit=3, field="answer")] == ["반품 기한"]
+    assert faq_keyword_matches(["return"], limit=3, field="question") == []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'agent_faqentry' AND indexname LIKE '%trgm'")
+        assert {row[0] for row in cursor.fetchall()} == {
+            "agent_faqentry_question_lower_trgm",
+            "agent_faqentry_answer_lower_trgm",
+        }
