@@ -28,6 +28,7 @@ from agent.knowledge.hub import (
     hub_workspace_save,
 )
 from agent.models import FaqEntry, FaqVersion, KnowledgeDocument, KnowledgeWorkspace
+from config.admin import ReadOnlyAdmin
 
 
 class FaqCategoryFilter(admin.SimpleListFilter):
@@ -189,7 +190,7 @@ class FaqEntryAdmin(admin.ModelAdmin):
 
 
 @admin.register(FaqVersion)
-class FaqVersionAdmin(admin.ModelAdmin):
+class FaqVersionAdmin(ReadOnlyAdmin):
     """Snapshots taken at every FAQ change; read-only, kept after the entry is deleted."""
 
     list_display = ("created_at", "entry_ref", "entry_link", "reason", "actor")
@@ -203,15 +204,6 @@ class FaqVersionAdmin(admin.ModelAdmin):
             return "(삭제됨)"
         url = reverse("admin:agent_faqentry_change", args=[version.entry_id])
         return format_html('<a href="{}">#{}</a>', url, version.entry_id)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 # --- LightRAG knowledge hub ---

@@ -4,6 +4,7 @@ from django.contrib.auth import get_permission_codename
 from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localtime
 
+from config.admin import ReadOnlyAdmin
 from delivery.models import Device, SenderRoom, SendJob, SendJobItem
 from delivery.selectors import send_job_history
 from delivery.services import (
@@ -114,7 +115,9 @@ class SendJobItemInline(admin.TabularInline):
 
 
 @admin.register(SendJob)
-class SendJobAdmin(admin.ModelAdmin):
+class SendJobAdmin(ReadOnlyAdmin):
+    """Jobs are the record of what was sent: read-only, never deleted; staff act through the actions."""
+
     list_display = (
         "id",
         "room",
@@ -156,16 +159,6 @@ class SendJobAdmin(admin.ModelAdmin):
         "finished_at",
         "state_history",
     )
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        # Jobs are the record of what was sent: never deleted.
-        return False
 
     def has_resolve_permission(self, request):
         opts = self.opts
