@@ -25,6 +25,9 @@ class FaqEntry(models.Model):
     replaced_by = models.ForeignKey(
         "self", verbose_name="대체 항목", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces"
     )
+    # Character bigrams of question and answer (agent.knowledge.embeddings.text_bigrams), kept by every writer in
+    # agent.knowledge.faq_services: the keyword retry's index on PostgreSQL (GIN, migration 0007).
+    search_bigrams = models.JSONField("검색 바이그램", default=list, blank=True, editable=False)
     point_id = models.UUIDField("색인 포인트 ID", default=uuid.uuid4, unique=True, editable=False)
     # Null until the Qdrant write after commit succeeds; `rebuild_faq_index` heals entries left unindexed.
     indexed_at = models.DateTimeField("색인 시각", null=True, blank=True, editable=False)

@@ -143,7 +143,7 @@ def _faq_load(entries: int, scratch: Path) -> tuple[int, float]:
     from django.utils import timezone
 
     from agent.knowledge.faq_index import faq_index_rebuild
-    from agent.knowledge.faq_services import faq_snapshot, question_key
+    from agent.knowledge.faq_services import faq_search_bigrams, faq_snapshot, question_key
     from agent.models import FaqEntry, FaqVersion
 
     source = scratch / "faq.jsonl"
@@ -160,6 +160,7 @@ def _faq_load(entries: int, scratch: Path) -> tuple[int, float]:
             FaqEntry(
                 question=row["question"],
                 answer=row["answer"],
+                search_bigrams=faq_search_bigrams(row["question"], row["answer"]),
                 question_key=key,
                 category=row.get("category", ""),
                 url=row.get("url", ""),

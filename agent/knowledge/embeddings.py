@@ -237,6 +237,19 @@ def search_terms(text: str) -> list[str]:
     return terms
 
 
+def text_bigrams(text: str) -> list[str]:
+    """The distinct character bigrams inside the words of `text` (normalised), sorted.
+
+    Every word of two or more characters that occurs in a text as a substring has all its bigrams in this set,
+    which is what lets an index on it stand in for `LIKE '%word%'` where trigram indexes cannot (two-syllable
+    Korean words).
+    """
+    bigrams = {
+        token[position : position + 2] for token in normalise_text(text).split() for position in range(len(token) - 1)
+    }
+    return sorted(bigrams)
+
+
 def _feature_index(feature: str) -> int:
     # crc32 is stable across processes (unlike hash()), so indexed and query vectors agree.
     return zlib.crc32(feature.encode("utf-8")) & 0x7FFFFFFF

@@ -16,10 +16,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, Q
 from django.db.models.functions import Lower
 
-from agent.knowledge.embeddings import EmbeddingError, embedder_get, normalise_text, search_terms, sparse_vector
+from agent.knowledge.embeddings import (
+    EmbeddingError,
+    embedder_get,
+    normalise_text,
+    search_terms,
+    sparse_vector,
+    text_bigrams,
+)
 from agent.knowledge.faq_index import (
     PASSAGE,
     FaqIndexUnavailable,
@@ -258,17 +266,23 @@ def _keyword_retry(query, query_vector, reranker, low, trace) -> list[_Candidate
 def faq_keyword_matches(terms: list[str], *, limit: int, field: str = "both") -> list[FaqEntry]:
     """Active entries containing any of the terms (substring, so particles do not defeat it), the entries
     matching most terms first, question matches before answer matches."""
+    terms = [term.lower() for term in terms if term]
     if not terms:
         return []
-    terms = [term.lower() for term in terms]
+    on_postgresql = connection.vendor == "postgresql"
     condition = Q()
     for term in terms:
+        # LOWER(column) LIKE '%term%' rather than icontains' UPPER on both sides: cheaper per row.
+        contains = Q()
         if field in ("question", "both"):
-            condition |= Q(question_lower__contains=term)
+            contains |= Q(question_lower__contains=term)
         if field in ("answer", "both"):
-            condition |= Q(answer_lower__contains=term)
-    # LOWER(column) LIKE '%term%' rather than icontains' UPPER on both sides: cheaper per row, and on PostgreSQL
-    # it can use the trigram indexes on LOWER(question) / LOWER(answer) (migration 0006) for 3+ character terms.
+            contains |= Q(answer_lower__contains=term)
+        if on_postgresql and len(term) >= 2:
+            # An entry holding the term holds all its bigrams: the GIN index on search_bigrams (migration 0007)
+            # finds those few entries, and LIKE only rechecks them instead of scanning every entry.
+            contains &= Q(search_bigrams__contains=text_bigrams(term))
+        condition |= contains
     rows = list(
         FaqEntry.objects.annotate(question_lower=Lower("question"), answer_lower=Lower("answer"))
         .filter(condition, status=FaqEntry.Status.ACTIVE)

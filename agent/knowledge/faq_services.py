@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from agent.knowledge.embeddings import normalise_text
+from agent.knowledge.embeddings import normalise_text, text_bigrams
 from agent.knowledge.faq_index import FaqIndexUnavailable, faq_points_delete, faq_points_upsert
 from agent.models import FaqEntry, FaqVersion
 from monitoring.services import audit_record
@@ -91,6 +91,11 @@ def _clean(question: str, answer: str) -> tuple[str, str]:
     return question, answer
 
 
+def faq_search_bigrams(question: str, answer: str) -> list[str]:
+    """The entry's `search_bigrams`: every writer sets them with its question and answer."""
+    return text_bigrams(f"{question} {answer}")
+
+
 def _active_duplicate(key: str, *, exclude_pk=None) -> FaqEntry | None:
     return FaqEntry.objects.filter(status=FaqEntry.Status.ACTIVE, question_key=key).exclude(pk=exclude_pk).first()
 
@@ -116,6 +121,7 @@ def faq_entry_create(
             entry = FaqEntry.objects.create(
                 question=question,
                 answer=answer,
+                search_bigrams=faq_search_bigrams(question, answer),
                 question_key=key,
                 category=category.strip(),
                 url=url.strip(),
@@ -161,8 +167,9 @@ def faq_entry_update(
                 return entry
             for name, value in changes.items():
                 setattr(entry, name, value)
+            entry.search_bigrams = faq_search_bigrams(entry.question, entry.answer)
             entry.indexed_at = None
-            entry.save(update_fields=[*changes, "indexed_at", "updated_at"])
+            entry.save(update_fields=[*changes, "search_bigrams", "indexed_at", "updated_at"])
             _record(
                 entry,
                 reason=FaqVersion.Reason.UPDATED,
@@ -183,6 +190,7 @@ def _replace_with_new_question(entry, question, answer, key, *, category, url, a
     replacement = FaqEntry.objects.create(
         question=question,
         answer=answer,
+        search_bigrams=faq_search_bigrams(question, answer),
         question_key=key,
         category=category.strip(),
         url=url.strip(),
@@ -331,6 +339,7 @@ def faq_ingest_jsonl(path: str | Path, *, actor=None) -> FaqIngestReport:
                 entry = FaqEntry.objects.create(
                     question=row.question,
                     answer=row.answer,
+                    search_bigrams=faq_search_bigrams(row.question, row.answer),
                     question_key=row.key,
                     category=row.category,
                     url=row.url,
@@ -350,6 +359,7 @@ def faq_ingest_jsonl(path: str | Path, *, actor=None) -> FaqIngestReport:
             else:
                 for name in ("question", "answer", "category", "url", "source", "source_id", "source_created_at"):
                     setattr(entry, name, getattr(row, name))
+                entry.search_bigrams = faq_search_bigrams(entry.question, entry.answer)
                 entry.indexed_at = None
                 entry.save()
                 _record(

@@ -5,9 +5,10 @@ import math
 
 import numpy as np
 import pytest
+from django.test.utils import CaptureQueriesContext
 
 from agent.knowledge import embeddings, rerank
-from agent.knowledge.embeddings import Embedder, ScoreThresholds
+from agent.knowledge.embeddings import Embedder, ScoreThresholds, text_bigrams
 from agent.knowledge.faq import faq_search, faq_search_traced, keyword_retry_block_reason
 from agent.knowledge.faq_index import faq_index_reset
 from agent.knowledge.faq_services import faq_entry_create
@@ -299,10 +300,8 @@ def test_a_zero_budget_returns_nothing_without_searching(faq_index):
     assert trace.timings_ms == {}
 
 
-def test_keyword_matches_ignore_case_and_use_trigram_indexes_on_postgresql(faq_index):
-    """LOWER(column) LIKE keeps Latin case-insensitive; the trigram indexes behind it exist on PostgreSQL."""
-    from django.db import connection
-
+def test_keyword_matches_ignore_case(faq_index):
+    """LOWER(column) LIKE keeps Latin case-insensitive, per field."""
     from agent.knowledge.faq import faq_keyword_matches
 
     faq_entry_create(question="HACCP 인증서는 어디서 받나요?", answer="파트너센터 [품질] 메뉴에서 내려받습니다.")
@@ -310,9 +309,49 @@ def test_keyword_matches_ignore_case_and_use_trigram_indexes_on_postgresql(faq_i
     assert [e.question for e in faq_keyword_matches(["haccp"], limit=3)] == ["HACCP 인증서는 어디서 받나요?"]
     assert [e.question for e in faq_keyword_matches(["RETURN"], limit=3, field="answer")] == ["반품 기한"]
     assert faq_keyword_matches(["return"], limit=3, field="question") == []
+
+
+def test_keyword_matches_find_two_syllable_terms_inside_words_and_need_every_bigram(faq_index):
+    """`단가` inside `단가는` is found; `참기름` needs 참기 and 기름 together, in one word of either field."""
+    from agent.knowledge.faq import faq_keyword_matches
+
+    faq_entry_create(question="공급 단가는 언제 바뀌나요?", answer="분기마다 공지합니다.")
+    faq_entry_create(question="참기 신청", answer="기름 종류는 따로 문의해 주세요.")
+    faq_entry_create(question="참기름 유통기한", answer="제조일로부터 18개월입니다.")
+    assert [e.question for e in faq_keyword_matches(["단가"], limit=3)] == ["공급 단가는 언제 바뀌나요?"]
+    assert [e.question for e in faq_keyword_matches(["참기름"], limit=3)] == ["참기름 유통기한"]
+    assert [e.question for e in faq_keyword_matches(["18개월"], limit=3, field="answer")] == ["참기름 유통기한"]
+
+
+def test_keyword_match_query_uses_the_bigram_index_on_postgresql(faq_index):
+    """The keyword retry must not scan every entry: at the size of a real FAQ store its query is planned on the
+    GIN index of search_bigrams, and the bigrams stored are those of question and answer."""
+    from django.db import connection
+
+    from agent.knowledge.faq import faq_keyword_matches
+    from agent.models import FaqEntry
+
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'agent_faqentry' AND indexname LIKE '%trgm'")
-        assert {row[0] for row in cursor.fetchall()} == {
-            "agent_faqentry_question_lower_trgm",
-            "agent_faqentry_answer_lower_trgm",
-        }
+        # 20,000 filler entries made in SQL (fast); their bigrams come from syllables that 단가 and 공지 lack.
+        cursor.execute(
+            """
+            INSERT INTO agent_faqentry (question, answer, question_key, category, url, source, source_id,
+                source_created_at, status, point_id, created_at, updated_at, search_bigrams)
+            SELECT n || '번 질문', '답변', md5(n::text), '', '', '', '', now(), 'active', gen_random_uuid(), now(),
+                now(), (SELECT jsonb_agg(substr('나다라마바사아자차카타파하', 1 + (random() * 11)::int, 2))
+                        FROM generate_series(1, 40 + n % 2))
+            FROM generate_series(1, 20000) AS n
+            """
+        )
+    faq_entry_create(question="공급 단가는 언제 바뀌나요?", answer="분기마다 공지합니다.")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE agent_faqentry")
+        with CaptureQueriesContext(connection) as captured:
+            found = faq_keyword_matches(["단가", "공지"], limit=3)
+        cursor.execute("EXPLAIN " + captured.captured_queries[-1]["sql"])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert [entry.question for entry in found] == ["공급 단가는 언제 바뀌나요?"]
+    assert "agent_faqentry_search_bigrams_gin" in plan, plan
+    assert FaqEntry.objects.get(question="공급 단가는 언제 바뀌나요?").search_bigrams == text_bigrams(
+        "공급 단가는 언제 바뀌나요? 분기마다 공지합니다."
+    )
