@@ -125,24 +125,43 @@ def faq_collection_name() -> str:
     return f"{settings.FAQ_COLLECTION_PREFIX}_{embedder_get().name}"
 
 
+# Every Embedder returns L2-normalised vectors, so a dot product is their cosine: the same scores and thresholds.
+# Local mode re-normalises every stored vector on each cosine query and not on a dot-product one (half the time).
+def _distance():
+    from qdrant_client import models
+
+    return models.Distance.DOT
+
+
 def _ready_collection(client) -> str:
     from qdrant_client import models
 
     name = faq_collection_name()
     if name in _state.collections_ready:
         return name
+    if client.collection_exists(name) and not _has_current_layout(client, name):
+        # Made by an earlier version (cosine): drop it; this process's sync re-indexes it from the database.
+        logger.warning("FAQ index %s has an older layout; re-creating it from the database.", name)
+        client.delete_collection(name)
+        _state.synced_version_id.pop(name, None)
     if not client.collection_exists(name):
         dimension = embedder_get().dimension
+        distance = _distance()
         client.create_collection(
             name,
             vectors_config={
-                DENSE: models.VectorParams(size=dimension, distance=models.Distance.COSINE),
-                PASSAGE: models.VectorParams(size=dimension, distance=models.Distance.COSINE),
+                DENSE: models.VectorParams(size=dimension, distance=distance),
+                PASSAGE: models.VectorParams(size=dimension, distance=distance),
             },
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         )
     _state.collections_ready.add(name)
     return name
+
+
+def _has_current_layout(client, name: str) -> bool:
+    vectors = client.get_collection(name).config.params.vectors
+    return all(vector in vectors and vectors[vector].distance == _distance() for vector in (DENSE, PASSAGE))
 
 
 def _call(operation):

@@ -351,6 +351,32 @@ def test_first_sync_in_a_process_reconciles_a_stale_index(committed):
     assert faq_index_vector_count() == 2
 
 
+def test_an_index_made_with_cosine_distance_is_recreated_and_refilled_with_the_same_scores(committed):
+    """Earlier versions made cosine collections; the current layout is dot product (the vectors are normalised, so
+    the scores are the same). A process meeting the old layout drops it and its next sync re-indexes everything."""
+    from qdrant_client import models
+
+    committed(faq_entry_create, question="반품 접수는 어떻게 하나요?", answer="파트너센터에서 접수합니다.")
+    scores_before = [item.extra["dense_score"] for item in faq_search("반품 접수 방법")]
+    client = faq_index.faq_index_client()
+    name = faq_index.faq_collection_name()
+    client.delete_collection(name)
+    client.create_collection(
+        name,
+        vectors_config={
+            vector: models.VectorParams(size=512, distance=models.Distance.COSINE)
+            for vector in (faq_index.DENSE, faq_index.PASSAGE)
+        },
+    )
+    faq_index_reset()  # a fresh process, as after an upgrade
+
+    assert faq_index_sync() == 1
+    params = faq_index.faq_index_client().get_collection(name).config.params.vectors
+    assert {params[vector].distance for vector in (faq_index.DENSE, faq_index.PASSAGE)} == {models.Distance.DOT}
+    assert [item.extra["dense_score"] for item in faq_search("반품 접수 방법")] == pytest.approx(scores_before)
+    assert scores_before and scores_before[0] > 0.4
+
+
 def test_a_second_client_on_the_same_local_folder_is_reported_not_crashed(settings):
     """The local folder is locked by its first client; another holder gets FaqIndexUnavailable with the reason."""
     from qdrant_client import QdrantClient
