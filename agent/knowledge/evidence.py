@@ -24,6 +24,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -71,56 +72,78 @@ class EvidenceResult:
         }
 
 
-def _record_search(question: str, counterpart, limit: int) -> list[EvidenceItem]:
+def _record_search(question: str, counterpart, limit: int) -> Callable[[], list[EvidenceItem]]:
     from vendors.records import vendor_records_search
 
-    return vendor_records_search(vendor=counterpart, query=question, limit=limit)
+    return lambda: vendor_records_search(vendor=counterpart, query=question, limit=limit)
 
 
-def _faq_search(question: str, counterpart, limit: int) -> list[EvidenceItem]:
+def _faq_search(question: str, counterpart, limit: int) -> Callable[[], list[EvidenceItem]]:
     from agent.knowledge.faq import faq_search
 
-    return faq_search(question, limit=limit)
+    return lambda: faq_search(question, limit=limit)
 
 
-def _hub_search(question: str, counterpart, limit: int) -> list[EvidenceItem]:
-    from agent.knowledge.hub import hub_search
+def _hub_search(question: str, counterpart, limit: int) -> Callable[[], list[EvidenceItem]]:
+    from agent.knowledge.hub import hub_search_start
 
-    return hub_search(question, limit=limit)
+    return hub_search_start(question, limit=limit)  # already running on the hub's loop thread
 
 
-_SEARCHES: dict[str, Callable[[str, object, int], list[EvidenceItem]]] = {
+# Each source is started, then finished. The hub starts first: its search runs on its own loop thread while the
+# records and the FAQ are searched in this one, so a call costs about the slower of the two, not their sum.
+_STARTS: dict[str, Callable[[str, object, int], Callable[[], list[EvidenceItem]]]] = {
+    "hub": _hub_search,
     "record": _record_search,
     "faq": _faq_search,
-    "hub": _hub_search,
 }
 
 
 def evidence_for(question: str, counterpart, *, budget: EvidenceBudget | None = None) -> EvidenceResult:
-    """Ordered, masked, de-duplicated evidence for `question` asked by `counterpart` (the resolved Vendor)."""
+    """Ordered, masked, de-duplicated evidence for `question` asked by `counterpart` (the resolved Vendor).
+
+    `timings_ms` per source is the time it held this thread (starting it and waiting for it), so the hub's time
+    is only what its search added after the records and the FAQ were done.
+    """
     budget = budget or EvidenceBudget.from_settings()
     limits = {"record": budget.records, "faq": budget.faq, "hub": budget.hub}
-    collected: list[EvidenceItem] = []
     failed: list[str] = []
     timings: dict[str, float] = {}
+    running: dict[str, Callable[[], list[EvidenceItem]]] = {}
+    for source, start in _STARTS.items():
+        if limits[source] > 0:
+            with _held(timings, source):
+                finish = _guarded(source, failed, start, question, counterpart, limits[source])
+            if finish is not None:
+                running[source] = finish
+    collected: list[EvidenceItem] = []
     for source in SOURCE_ORDER:
-        limit = limits[source]
-        if limit <= 0:
-            continue
-        started = time.perf_counter()
-        try:
-            items = _SEARCHES[source](question, counterpart, limit)
-        except Exception:
-            logger.warning("Evidence source %s failed; answering from the others.", source, exc_info=True)
-            failed.append(source)
-            items = []
-        timings[source] = round((time.perf_counter() - started) * 1000, 2)
-        # The budget holds even if a source returns more than it was asked for.
-        collected.extend(sorted(items, key=lambda item: -item.score)[:limit])
-    started = time.perf_counter()
-    masked = mask_evidence(collected, counterpart=counterpart)
-    timings["mask"] = round((time.perf_counter() - started) * 1000, 2)
+        if source in running:
+            with _held(timings, source):
+                items = _guarded(source, failed, running[source]) or []
+            collected.extend(sorted(items, key=lambda item: -item.score)[: limits[source]])  # the budget holds
+    with _held(timings, "mask"):
+        masked = mask_evidence(collected, counterpart=counterpart)
     return EvidenceResult(items=_deduplicate(masked), failed_sources=failed, timings_ms=timings)
+
+
+@contextmanager
+def _held(timings: dict[str, float], name: str):
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = round(timings.get(name, 0.0) + (time.perf_counter() - started) * 1000, 2)
+
+
+def _guarded(source: str, failed: list[str], call, *arguments):
+    """`call(*arguments)`, or None when it raises: the source is logged and named as failed, the others answer."""
+    try:
+        return call(*arguments)
+    except Exception:
+        logger.warning("Evidence source %s failed; answering from the others.", source, exc_info=True)
+        failed.append(source)
+        return None
 
 
 _NON_WORD = re.compile(r"[\W_]+")

@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from collections import namedtuple
+from collections.abc import Callable
 from pathlib import Path
 
 from django.apps import apps
@@ -374,39 +375,66 @@ def workspaces_route(query: str, workspaces: list[WorkspaceRow]) -> list[Workspa
 def hub_search(query: str, *, workspaces: list[str] | None = None, limit: int | None = None) -> list[EvidenceItem]:
     """Evidence for a question from the hub: chunks, entities and relations, best first.
 
-    `workspaces`: slugs to ask (enabled ones only); None routes the question (`workspaces_route`). Never calls an
-    LLM. A question too short for retrieval, a hub that is unavailable, or a failing workspace gives fewer or no
-    items, never an exception (each failure is logged; `hub_status` reports the hub's health).
+    `workspaces`: slugs to ask (enabled ones only); None routes the question (`workspaces_route`), and a question
+    routing cannot narrow is asked of the KNOWLEDGE_HUB_UNROUTED_WORKSPACES workspaces nearest to it in content
+    (plus the `*` ones; 0 asks every enabled workspace). Never calls an LLM. A question too short for retrieval,
+    a hub that is unavailable, or a failing workspace gives fewer or no items, never an exception (each failure
+    is logged; `hub_status` reports the hub's health).
     """
+    return hub_search_start(query, workspaces=workspaces, limit=limit)()
+
+
+def hub_search_start(
+    query: str, *, workspaces: list[str] | None = None, limit: int | None = None
+) -> Callable[[], list[EvidenceItem]]:
+    """`hub_search` in two halves: starts the search on the hub's loop thread and returns at once a function that
+    waits for it and gives the items. The caller's thread is free meanwhile (the evidence service searches the
+    records and the FAQ in it)."""
     query = (query or "").strip()
     limit = limit or settings.KNOWLEDGE_HUB_RESULT_LIMIT
     if not query or not lightrag_modules().meets_min_rag_query_weight(query):
-        return []
+        return list
     rows = _enabled_workspaces()
+    nearest = 0
     if workspaces is not None:
         wanted = set(workspaces)
         rows = [row for row in rows if row.slug in wanted]
     else:
-        rows = workspaces_route(query, rows)
+        routed = workspaces_route(query, rows)
+        if len(routed) == len(rows):  # routing could not narrow: the workspaces nearest in content instead
+            nearest = settings.KNOWLEDGE_HUB_UNROUTED_WORKSPACES
+        rows = routed
     if not rows:
-        return []
+        return list
+    always = frozenset(row.slug for row in rows if ALWAYS_ASKED in (row.routing_keywords or []))
     hl_keywords, ll_keywords = query_keywords(query, lexicon_get())
+    deadline = time.monotonic() + settings.KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS
     try:
         runtime = runtime_get()
-        hits = runtime.call(
+        future = runtime.submit(
             hub_graph.workspaces_search(
                 runtime,
                 [(row.slug, row.revision) for row in rows],
                 query=query,
                 hl_keywords=hl_keywords,
                 ll_keywords=ll_keywords,
-            ),
-            timeout=settings.KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS,
+                nearest=nearest,
+                always=always,
+            )
         )
     except HubError as error:
         logger.warning("knowledge hub search failed: %s", error)
-        return []
-    return _evidence_items(hits, limit)
+        return list
+
+    def finish() -> list[EvidenceItem]:
+        try:
+            hits = runtime.result(future, timeout=max(0.0, deadline - time.monotonic()))
+        except HubError as error:
+            logger.warning("knowledge hub search failed: %s", error)
+            return []
+        return _evidence_items(hits, limit)
+
+    return finish
 
 
 def _evidence_items(hits: list, limit: int) -> list[EvidenceItem]:

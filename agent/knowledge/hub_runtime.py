@@ -228,13 +228,21 @@ class HubRuntime:
 
     def call(self, coroutine, *, timeout: float):
         """Run `coroutine` on the hub's loop and wait at most `timeout` seconds for its result."""
+        return self.result(self.submit(coroutine), timeout=timeout)
+
+    def submit(self, coroutine) -> concurrent.futures.Future:
+        """Start `coroutine` on the hub's loop and return at once; `result` waits for it."""
         if threading.current_thread() is self.thread:
             coroutine.close()
             raise RuntimeError("HubRuntime.call from the hub's own loop thread would wait on itself")
         if not self.thread.is_alive():
             coroutine.close()
             raise HubUnavailableError("the knowledge hub's loop thread is not running")
-        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    @staticmethod
+    def result(future: concurrent.futures.Future, *, timeout: float):
+        """The submitted coroutine's result, waiting at most `timeout` seconds (then it is cancelled)."""
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError as error:

@@ -133,23 +133,47 @@ def item(kind: str, reference: str, text: str, score: float) -> EvidenceItem:
 
 @pytest.fixture
 def sources(monkeypatch):
-    """Replace the three searches with fixed answers; a source given an exception raises it."""
+    """Replace the three searches with fixed answers; a source given an exception raises it when finished."""
     answers: dict = {"record": [], "faq": [], "hub": []}
     asked: list[tuple[str, int]] = []
+    steps: list[str] = []
 
-    def search_for(kind):
-        def search(question, counterpart, limit):
+    def start_for(kind):
+        def start(question, counterpart, limit):
             asked.append((kind, limit))
-            if isinstance(answers[kind], Exception):
-                raise answers[kind]
-            return list(answers[kind])
+            steps.append(f"start {kind}")
 
-        return search
+            def finish():
+                steps.append(f"finish {kind}")
+                if isinstance(answers[kind], Exception):
+                    raise answers[kind]
+                return list(answers[kind])
+
+            return finish
+
+        return start
 
     for kind in SOURCE_ORDER:
-        monkeypatch.setitem(evidence._SEARCHES, kind, search_for(kind))
+        monkeypatch.setitem(evidence._STARTS, kind, start_for(kind))
     answers["asked"] = asked
+    answers["steps"] = steps
     return answers
+
+
+def test_the_hub_is_started_before_and_awaited_after_the_records_and_the_faq(vendors, sources):
+    """The hub searches on its own loop thread: it is started first and waited for last, so its search overlaps
+    the records and FAQ searches made in the caller's thread; each source's time is what it held the caller."""
+    result = evidence_for("질문", vendors[0])
+
+    assert sources["steps"] == [
+        "start hub",
+        "start record",
+        "start faq",
+        "finish record",
+        "finish faq",
+        "finish hub",
+    ]
+    assert set(result.timings_ms) == {"record", "faq", "hub", "mask"}
 
 
 def test_order_is_by_source_priority_never_by_score_across_sources(vendors, sources):

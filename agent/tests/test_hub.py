@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from agent.knowledge import hub as hub_module
 from agent.knowledge import hub_graph, hub_runtime
 from agent.knowledge.hub import (
     KnowledgeHubError,
@@ -308,6 +309,58 @@ def test_ingest_refuses_unknown_workspaces_and_empty_text(hub):
     with pytest.raises(KnowledgeHubError):
         hub_document_ingest(workspace="returns", title="x", content="  \n ", actor="test")
     assert KnowledgeDocument.objects.count() == 0
+
+
+def test_a_question_routing_cannot_narrow_is_asked_of_the_nearest_workspaces_and_the_notices(hub, settings):
+    """No routing keyword in `평택 팔레트 적재 높이 몇 미터`: with KNOWLEDGE_HUB_UNROUTED_WORKSPACES=1 only the
+    workspace nearest in content (logistics) is queried, with the `*` notices; 0 asks every enabled workspace."""
+    hub_document_ingest(workspace="logistics", title="입고 안내", content=LOGISTICS_DOC, actor="test")
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    notice = "평택 센터 팔레트 높이 기준이 바뀌었습니다."
+    hub_document_ingest(workspace="notices", title="공지", content=notice, actor="test")
+    question = "평택 적재 높이 몇 미터"
+    rows = hub_module._enabled_workspaces()
+    assert len(workspaces_route(question, rows)) == len(rows)
+    asked = []
+    search = hub_graph._workspace_search
+
+    async def recording(runtime, slug, *args):
+        asked.append(slug)
+        return await search(runtime, slug, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hub_graph, "_workspace_search", recording)
+        settings.KNOWLEDGE_HUB_UNROUTED_WORKSPACES = 1
+        items = hub_search(question, limit=5)
+        assert sorted(asked) == ["logistics", "notices"]
+        assert any("1.5미터" in item.text for item in items)
+        asked.clear()
+        settings.KNOWLEDGE_HUB_UNROUTED_WORKSPACES = 0
+        hub_search(question, limit=5)
+        assert len(asked) == len(rows)
+
+
+def test_hub_search_start_returns_while_the_search_runs_and_its_finish_waits_for_it(hub):
+    """The evidence service's overlap: starting a search does not wait for the loop thread; finishing does."""
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    runtime = runtime_get()
+    release = threading.Event()
+    search = hub_graph.workspaces_search
+
+    async def held(*args, **options):
+        # Released by the test only after the start returned: a start that waited would time out here and the
+        # search would fail (no items).
+        if not await asyncio.get_running_loop().run_in_executor(None, release.wait, 5):
+            raise TimeoutError("hub_search_start waited for the search")
+        return await search(*args, **options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hub_graph, "workspaces_search", held)
+        finish = hub_module.hub_search_start("정산 대금 지급일", limit=3)
+        release.set()
+        items = finish()
+    assert runtime.thread.is_alive()
+    assert any("10일" in item.text for item in items)
 
 
 def test_a_disabled_workspace_is_not_searched(hub):

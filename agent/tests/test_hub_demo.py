@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from agent.knowledge.hub import DEMO_KNOWLEDGE_DIR, hub_demo_load, hub_search
+from agent.knowledge.hub import DEMO_KNOWLEDGE_DIR, _enabled_workspaces, hub_demo_load, hub_search, workspaces_route
 from agent.knowledge.hub_runtime import runtime_reset
 from agent.models import KnowledgeDocument, KnowledgeWorkspace
 from vendors.models import Brand, Vendor
@@ -48,6 +48,26 @@ LABELLED_QUESTIONS = [
 # the top 3 for 23 (the miss: "참술식품 … 납품" is routed to logistics by `납품`, the answer is in products).
 # The floor allows one more miss, so a tuning change that costs more than that fails here.
 HIT_AT_3_FLOOR = 22
+
+
+# Questions no routing keyword narrows (checked below): they are asked of the workspaces nearest in content
+# (KNOWLEDGE_HUB_UNROUTED_WORKSPACES), so these test that choice as much as the ranking.
+UNROUTED_QUESTIONS = [
+    ("PB 제조 위탁이면 며칠 안에 돈을 받나요", "contracts", "60일"),
+    ("점포 재고는 몇 시간 안에 거둬들이나요", "quality", "48시간"),
+    ("사업자등록증 말고 어떤 서류를 내야 하나요", "policies", "통장 사본"),
+    ("차량 온도 기록지가 없으면 어떻게 되나요", "quality", "보류"),
+    ("알림톡은 언제 오나요", "systems", "알림톡"),
+    ("구두 약속도 인정되나요", "policies", "구두 약속"),
+    ("헬프데스크 번호 알려주세요", "systems", "1588-0000"),
+    ("위로금은 얼마예요", "claims", "1만 원"),
+    ("전단 광고비 얼마예요", "promotions", "30만 원"),
+    ("거래처 코드는 어떻게 확인하나요", "policies", "4자리"),
+    ("한빚식품은 무슨 브랜드예요", "products", "떡·한과"),
+]
+# Written with 4 nearest workspaces: 10 of 11, the same as asking all 13 (the miss, "위로금은 얼마예요", finds nothing
+# either way); with 2 a different question missed. The floor allows one more miss.
+UNROUTED_HIT_AT_3_FLOOR = 9
 
 
 @pytest.fixture
@@ -103,3 +123,18 @@ def test_demo_retrieval_finds_the_answer_in_the_top_three(demo_hub):
         else:
             misses.append((question, [item.text[:60] for item in items]))
     assert hits >= HIT_AT_3_FLOOR, misses
+
+
+def test_questions_routing_cannot_narrow_find_their_answer_in_the_nearest_workspaces(demo_hub):
+    """A question with no routing keyword is asked of the few workspaces nearest to it in content, not of all 13;
+    the answer's workspace must be among them and the passage in the top 3."""
+    rows = _enabled_workspaces()
+    hits, misses = 0, []
+    for question, workspace, answer in UNROUTED_QUESTIONS:
+        assert len(workspaces_route(question, rows)) == len(rows), question
+        items = hub_search(question, limit=3)
+        if any(answer in item.text and item.workspace == workspace for item in items):
+            hits += 1
+        else:
+            misses.append((question, [(item.workspace, item.text[:60]) for item in items]))
+    assert hits >= UNROUTED_HIT_AT_3_FLOOR, misses

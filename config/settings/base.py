@@ -263,15 +263,18 @@ KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_INGEST_TIMEOUT_S
 # Seconds a process reuses the workspace list and revisions it read; 0 reads them on every search.
 KNOWLEDGE_HUB_REVISION_CHECK_SECONDS = env.float("KNOWLEDGE_HUB_REVISION_CHECK_SECONDS", default=0.0)
 KNOWLEDGE_HUB_QUERY_MODE = env("KNOWLEDGE_HUB_QUERY_MODE", default="mix")
-KNOWLEDGE_HUB_TOP_K = env.int("KNOWLEDGE_HUB_TOP_K", default=20)  # entities and relations per workspace
+KNOWLEDGE_HUB_TOP_K = env.int("KNOWLEDGE_HUB_TOP_K", default=10)  # entities and relations per workspace
 KNOWLEDGE_HUB_CHUNK_TOP_K = env.int("KNOWLEDGE_HUB_CHUNK_TOP_K", default=8)  # chunks per workspace
 KNOWLEDGE_HUB_RESULT_LIMIT = env.int("KNOWLEDGE_HUB_RESULT_LIMIT", default=8)  # items one search returns
 # LightRAG's own vector floor, and ours: items whose cosine to the question is below it are dropped.
 # Both belong to the embedding model (calibrated for the local one in docs/knowledge.md).
 KNOWLEDGE_HUB_COSINE_THRESHOLD = env.float("KNOWLEDGE_HUB_COSINE_THRESHOLD", default=0.1)
 KNOWLEDGE_HUB_MIN_SCORE = env.float("KNOWLEDGE_HUB_MIN_SCORE", default=0.2)
-# A question whose routing keywords hit more workspaces than this is asked of all of them.
+# A question whose routing keywords hit more workspaces than this is not routed by keyword.
 KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES = env.int("KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES", default=4)
+# A question routing cannot narrow is asked of this many workspaces nearest to it in content (plus the `*` ones);
+# 0 asks every enabled workspace.
+KNOWLEDGE_HUB_UNROUTED_WORKSPACES = env.int("KNOWLEDGE_HUB_UNROUTED_WORKSPACES", default=4)
 KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS = env.int("KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS", default=500_000)
 # Local extractor (used when no LLM is configured): chunk size and graph density.
 KNOWLEDGE_HUB_CHUNK_CHARS = env.int("KNOWLEDGE_HUB_CHUNK_CHARS", default=800)
@@ -303,8 +306,7 @@ LOCAL_ANSWER_MIN_SCORE = env.float("LOCAL_ANSWER_MIN_SCORE", default=0.3)
 AGENT_GUIDANCE_ANSWER = env(
     "AGENT_GUIDANCE_ANSWER",
     default=(
-        "문의하신 내용은 현재 확인 가능한 자료에서 근거를 찾지 못해 정확한 답변을 드리기 어렵습니다. "
-        "양해 부탁드립니다."
+        "문의하신 내용은 현재 확인 가능한 자료에서 근거를 찾지 못해 정확한 답변을 드리기 어렵습니다. 양해 부탁드립니다."
     ),
 )
 # pipeline
