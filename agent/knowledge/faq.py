@@ -33,6 +33,7 @@ from agent.knowledge.faq_index import (
     FaqIndexUnavailable,
     faq_index_dense_search,
     faq_index_sparse_search,
+    faq_index_stored_vectors,
     faq_index_sync,
 )
 from agent.knowledge.rerank import RerankError, passage_text, reranker_get
@@ -244,6 +245,7 @@ def _keyword_retry(query, query_vector, reranker, low, trace) -> list[_Candidate
     if not matches:
         trace.keyword_retry = "no_match"
         return []
+    stored = _stored_vectors(matches) if query_vector is not None else {}
     candidates = [
         _Candidate(
             faq_id=entry.pk,
@@ -252,6 +254,8 @@ def _keyword_retry(query, query_vector, reranker, low, trace) -> list[_Candidate
             category=entry.category,
             url=entry.url,
             stage="keyword",
+            question_vector=stored.get(str(entry.point_id), {}).get("dense"),
+            passage_vector=stored.get(str(entry.point_id), {}).get(PASSAGE),
         )
         for entry in matches
     ]
@@ -261,6 +265,15 @@ def _keyword_retry(query, query_vector, reranker, low, trace) -> list[_Candidate
         return []
     trace.keyword_retry = "accepted"
     return [candidate for candidate in candidates if candidate.rerank_score >= low]
+
+
+def _stored_vectors(entries: list[FaqEntry]) -> dict[str, dict]:
+    """The index's vectors of keyword matches, so the local reranker need not embed them again; an entry the
+    index lacks (not yet synced) is embedded by the reranker as before."""
+    try:
+        return faq_index_stored_vectors(entry.point_id for entry in entries)
+    except FaqIndexUnavailable:
+        return {}
 
 
 def faq_keyword_matches(terms: list[str], *, limit: int, field: str = "both") -> list[FaqEntry]:

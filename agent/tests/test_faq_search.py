@@ -57,11 +57,13 @@ class ScriptedReranker(Reranker):
         self.default = default
         self.fail = False
         self.calls: list[list[str]] = []
+        self.vectors: list[dict] = []
 
     def rerank(self, query, passages, **vectors):
         if self.fail:
             raise RerankError("down")
         self.calls.append(list(passages))
+        self.vectors.append(vectors)
         return [self.scores.get(rerank.question_of(passage), self.default) for passage in passages]
 
     def confidence_thresholds(self):
@@ -208,6 +210,20 @@ def test_keyword_retry_is_accepted_when_the_reranker_clears_the_low_confidence_t
     assert trace.relaxed_retry is True and trace.keyword_retry == "accepted"
     assert [item.reference for item in items] == [f"faq:{entry.pk}"]
     assert items[0].extra["stage"] == "keyword"
+
+
+def test_keyword_retry_reranks_with_the_vectors_stored_in_the_index(add, reranker, embedder):
+    """The keyword matches are in the index already: their stored vectors go to the reranker, so the local
+    reranker does not embed them again."""
+    add("희망드림 기획전은 무엇인가요?", cosine=0.1)
+    reranker.scores = {"희망드림 기획전은 무엇인가요?": 0.9}
+
+    faq_search_traced("희망드림은요?")
+
+    stored = embedder.embed_documents(["희망드림 기획전은 무엇인가요?"])[0]
+    keyword_call = reranker.vectors[-1]
+    assert np.allclose(keyword_call["question_vectors"][0], stored)
+    assert len(keyword_call["passage_vectors"]) == 1
 
 
 def test_keyword_retry_is_rejected_when_the_reranker_disagrees(add, reranker):
