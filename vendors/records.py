@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from agent.knowledge.types import EvidenceItem
+from agent.verification.korean import EndingStripper
 from monitoring.services import audit_record
 from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
 
@@ -33,17 +34,13 @@ from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
 # Korean-aware tokens
 # ---------------------------------------------------------------------------------------------------------------
 
-# Particles and polite endings that glue onto nouns (`단말기는`, `정산은요`, `계약서에서`). Longest first so
-# `에서` wins over `서`-less `에`; stripped at most twice and never below a two-character stem (`단가` stays).
-_PARTICLES = sorted(
-    [
+# Particles and polite endings that glue onto nouns (`단말기는`, `정산은요`, `계약서에서`). The longest that fits
+# is stripped, so `에서` wins over `에`; at most twice and never below a two-character stem (`단가` stays).
+_PARTICLES = [
         "은", "는", "이", "가", "을", "를", "에", "에서", "의", "도", "로", "으로", "와", "과", "랑", "이랑",
         "까지", "부터", "만", "요", "에게", "한테", "께서", "처럼", "보다", "마다", "이나", "하고", "이요",
         "이에요", "예요", "인가요", "인지", "입니다", "이고", "에서는", "으로는", "에는", "엔",
-    ],
-    key=len,
-    reverse=True,
-)  # fmt: skip
+]  # fmt: skip
 _MAX_PARTICLE_STRIPS = 2
 _MIN_TOKEN_LENGTH = 2
 _MAX_QUERY_TOKENS = 8
@@ -61,16 +58,8 @@ def search_normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def particle_strip(token: str) -> str:
-    """`단말기는` → `단말기`, `정산은요` → `정산`; a stem is never shorter than two characters."""
-    for _ in range(_MAX_PARTICLE_STRIPS):
-        for particle in _PARTICLES:
-            if token.endswith(particle) and len(token) - len(particle) >= _MIN_TOKEN_LENGTH:
-                token = token[: -len(particle)]
-                break
-        else:
-            break
-    return token
+# `단말기는` → `단말기`, `정산은요` → `정산`; a stem is never shorter than two characters.
+particle_strip = EndingStripper(_PARTICLES, times=_MAX_PARTICLE_STRIPS, min_stem=_MIN_TOKEN_LENGTH)
 
 
 def query_tokens(query: str) -> list[str]:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 
+from agent.verification.korean import EndingStripper
+
 
 class EmbeddingError(RuntimeError):
     """The embedding provider failed (after its own retries)."""
@@ -178,20 +180,16 @@ def embedder_get() -> Embedder:
 
 # --- Korean terms and the sparse vector -------------------------------------------------------------------
 
-# Trailing particles (josa), the copula and common verb endings, longest first. Stripped only when at least two
-# characters remain, so `단말기는` → `단말기` and `확인하나요` → `확인` while `평가` stays `평가`. Queries and
+# Trailing particles (josa), the copula and common verb endings; the longest that fits is stripped, only when at
+# least two characters remain, so `단말기는` → `단말기` and `확인하나요` → `확인` while `평가` stays `평가`. Queries and
 # documents go through the same rule, so an occasional wrong cut is the same cut on both sides.
-_SUFFIXES = sorted(
-    """
+_SUFFIXES = """
     에서부터 으로부터 로부터 에게서 한테서 께서는 에서는 에서도 에게는 으로는 으로도 이라도 이라면 이라는
     이에요 이예요 입니다 인가요 인데요 이나요 까지는 부터는 에서 에게 한테 께서 으로 부터 까지 처럼 보다 마다
     조차 밖에 이랑 하고 이요 이나 라는 은 는 이 가 을 를 에 의 도 만 와 과 로 랑 요 나
     하나요 되나요 할까요 될까요 하려면 되려면 해주세요 하세요 합니다 됩니다 했어요 됐어요 했는데 하는지 되는지
     하나 되나 하면 되면 해요 돼요 되요 하는 되는 하실 해서 돼서 하여 할 될 하 되 나요 가요 까요 어요 아요 세요 는지
-    """.split(),  # noqa: SIM905 (a word list reads better as text)
-    key=len,
-    reverse=True,
-)
+    """.split()  # noqa: SIM905 (a word list reads better as text)
 # Question frames and fillers that carry no topic: ignored by the keyword retry and the meaningful-length check.
 STOPWORDS = frozenset(
     """
@@ -212,16 +210,8 @@ def normalise_text(text: str) -> str:
     return " ".join(_TOKEN.findall(text))
 
 
-def strip_particle(token: str) -> str:
-    """Strip up to two stacked particles (`할인은요` → `할인`), never below two characters."""
-    for _ in range(2):
-        for particle in _SUFFIXES:
-            if token.endswith(particle) and len(token) - len(particle) >= 2:
-                token = token[: -len(particle)]
-                break
-        else:
-            break
-    return token
+# `할인은요` → `할인`: up to two stacked endings, never below two characters.
+strip_particle = EndingStripper(_SUFFIXES, times=2)
 
 
 def search_terms(text: str) -> list[str]:

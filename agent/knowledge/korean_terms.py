@@ -16,6 +16,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from agent.verification.korean import EndingStripper
+
 ORGANIZATION = "ORGANIZATION"
 BRAND = "BRAND"
 PRODUCT = "PRODUCT"
@@ -32,18 +34,14 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
-# Particles and the copula, longest first; a particle is stripped only when two or more syllables remain.
-_PARTICLES = sorted(
-    _words(
-        """
+# Particles and the copula; the longest that fits is stripped, only when two or more syllables remain.
+_PARTICLES = _words(
+    """
     에서부터 으로부터 로부터 에게서 한테서 께서는 에서는 에서도 에게는 으로는 으로도 이라도 이라면 이라는 이라고
     입니다 이에요 이예요 예요 인가요 인데요 이므로 이지만 이거나 까지는 부터는 에서 에게 한테 께서 으로 부터 까지 처럼
     보다 마다 조차 밖에 이랑 이나 이며 이고 이면 이다 에는 에도 과는 와는 라는 라고 으로서 로서 으로써 로써
     은 는 이 가 을 를 에 의 도 만 와 과 로 랑 나 엔 께
         """
-    ),
-    key=len,
-    reverse=True,
 )
 # Nouns that end like a particle or a predicate: never cut (`단가` is not `단` + `가`, `유통기한` not `유통기` + `한`).
 _NOUNS_WITH_LOOKALIKE_ENDINGS = _words(
@@ -157,13 +155,11 @@ def _ends_in_lookalike_noun(word: str) -> bool:
     return any(word.endswith(noun) for noun in _NOUNS_WITH_LOOKALIKE_ENDINGS)
 
 
+_particle_strip = EndingStripper(_PARTICLES)
+
+
 def _strip_particle(word: str) -> str:
-    if _ends_in_lookalike_noun(word):
-        return word
-    for particle in _PARTICLES:
-        if word.endswith(particle) and len(word) - len(particle) >= 2:
-            return word[: -len(particle)]
-    return word
+    return word if _ends_in_lookalike_noun(word) else _particle_strip(word)
 
 
 def hangul_noun(word: str) -> str | None:

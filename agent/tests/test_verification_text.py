@@ -225,3 +225,15 @@ def test_short_brands_get_exact_checks_only():
     evidence = EvidenceText(["농심 라면"])
     assert find_misspellings("농삼 라면", known_brands=known, evidence=evidence, min_length=3) == []
     assert [m.word for m in find_misspellings("농삼", known_brands=known, evidence=evidence, min_length=2)] == ["농삼"]
+
+
+def test_ending_stripper_takes_the_longest_ending_that_leaves_a_stem_and_repeats_up_to_its_limit():
+    from agent.verification.korean import EndingStripper
+
+    once = EndingStripper(["은", "요", "에서", "에서는"])
+    twice = EndingStripper(["은", "요", "에서", "에서는"], times=2)
+    assert once("계약서에서는") == "계약서"  # 에서는 before 에서
+    assert once("할인은요") == "할인은" and twice("할인은요") == "할인"
+    assert once("단은") == "단은"  # a one-character stem is not left
+    assert EndingStripper(["에서는"], min_stem=1)("집에서는") == "집"
+    assert once("") == ""

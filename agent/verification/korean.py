@@ -1,4 +1,5 @@
-"""Korean text helpers shared by the verification modules: character classes, folding, particles."""
+"""Korean text helpers: character classes, folding, particles. Pure Python, shared by the verification modules,
+the knowledge layer and the vendors' record search."""
 
 
 def is_hangul_syllable(char: str) -> bool:
@@ -165,3 +166,32 @@ def hangul_run_end(text: str, start: int) -> int:
     while end < len(text) and is_hangul_syllable(text[end]):
         end += 1
     return end
+
+
+class EndingStripper:
+    """Strips trailing endings (particles, copulas, verb endings) from a word: each time, the longest listed
+    ending that leaves at least `min_stem` characters, up to `times` times (`할인은요` → `할인`).
+
+    Each module keeps its own list, tuned against its own quality test; this is the one algorithm. Endings are
+    looked up by length in sets, a handful of lookups per word instead of one `endswith` per ending — the FAQ
+    reranker strips every word of 20 passages per question.
+    """
+
+    def __init__(self, endings, *, times: int = 1, min_stem: int = 2):
+        by_length: dict[int, set[str]] = {}
+        for ending in endings:
+            by_length.setdefault(len(ending), set()).add(ending)
+        self._by_length = [(length, frozenset(found)) for length, found in sorted(by_length.items(), reverse=True)]
+        self._times = times
+        self._min_stem = min_stem
+
+    def __call__(self, word: str) -> str:
+        for _ in range(self._times):
+            longest = len(word) - self._min_stem
+            ending = next(
+                (length for length, found in self._by_length if length <= longest and word[-length:] in found), 0
+            )
+            if not ending:
+                break
+            word = word[:-ending]
+        return word
