@@ -1,7 +1,8 @@
 """`evidence_for` with 100,000 records, 20,000 FAQ entries and 13 loaded hub workspaces, split by stage.
 
     .venv/bin/python bench/bench_evidence.py [--records 100000] [--vendors 2000] [--faq 20000]
-        [--docs-per-workspace 6] [--questions 100] [--hybrid-questions 10] [--max-minutes 40] [--keep-db]
+        [--docs-per-workspace 6] [--questions 100] [--hybrid-questions 10] [--overlap-questions 60]
+        [--max-minutes 40] [--keep-db]
 
 Builds a scratch PostgreSQL database `vcs_bench_evidence` (dropped and re-created, migrated), a temporary Qdrant
 folder (local mode) and a temporary LightRAG working dir, with Redis database 3 as the cache (flushed before and
@@ -21,6 +22,8 @@ hub questions of bench_hub.py. Measured in the same run, interleaved per questio
     trace (`faq_search_traced`) with the keyword retry's database read apart, and the hub's time on its loop thread;
 (b) baseline: `evidence_for` with only the records budget (records + masking).
 On other FAQ questions: (c) dense-only and hybrid (`FAQ_HYBRID_SEARCH=True`) evidence on the same texts.
+(d) The hub's overlap: `evidence_for` as shipped against the sources one after the other, on some of the questions
+again, without and with a network-wait stand-in before each FAQ search.
 To show what a Qdrant server changes, in the same run: a numpy brute-force top-30 over the same 20,000 question
 vectors (an upper bound for a server's HNSW search) and the client-side decoding of a server response of the same
 points (`QueryResponse` JSON with the two vectors and payload), projected per question in place of the local
@@ -230,12 +233,15 @@ class _Probe:
 
     def __init__(self):
         import agent.knowledge.faq as faq_module
+        import agent.knowledge.hub as hub_module
         import agent.knowledge.hub_graph as hub_graph
 
         self.reset()
         traced = faq_module.faq_search_traced
         keyword_matches = faq_module.faq_keyword_matches
         workspaces_search = hub_graph.workspaces_search
+        workspace_search = hub_graph._workspace_search
+        search_start = hub_module.hub_search_start
 
         def faq_search(query, *, limit=None):  # what faq_search does, keeping the trace
             items, self.faq_trace = traced(query, limit=limit)
@@ -255,15 +261,27 @@ class _Probe:
                 return await workspaces_search(runtime, targets, **options)
             finally:
                 self.hub_loop_ms = (time.perf_counter() - started) * 1000
-                self.hub_workspaces = len(targets)
+
+        async def counted_workspace_search(runtime, slug, *args):
+            self.hub_workspaces += 1  # the workspaces really queried, after the nearest-in-content choice
+            return await workspace_search(runtime, slug, *args)
+
+        def timed_search_start(query, **options):
+            started = time.perf_counter()
+            try:
+                return search_start(query, **options)
+            finally:
+                self.hub_start_ms = (time.perf_counter() - started) * 1000
 
         faq_module.faq_search = faq_search  # evidence imports it at call time
         faq_module.faq_keyword_matches = timed_keyword_matches  # looked up in the module at call time
         hub_graph.workspaces_search = timed_workspaces_search
+        hub_graph._workspace_search = counted_workspace_search
+        hub_module.hub_search_start = timed_search_start
 
     def reset(self):
         self.faq_trace, self.keyword_sql_ms, self.keyword_terms = None, 0.0, None
-        self.hub_loop_ms, self.hub_workspaces = None, 0
+        self.hub_loop_ms, self.hub_workspaces, self.hub_start_ms = None, 0, 0.0
 
 
 def _evidence_sample(probe: _Probe, question: str, vendor, budget=None) -> dict:
@@ -290,6 +308,7 @@ def _evidence_sample(probe: _Probe, question: str, vendor, budget=None) -> dict:
         sample["faq_keyword_rest"] = trace.timings_ms.get("keyword", 0.0) - probe.keyword_sql_ms
     sample["hub_loop"] = probe.hub_loop_ms
     sample["hub_workspaces"] = probe.hub_workspaces
+    sample["hub_start"] = probe.hub_start_ms
     return sample
 
 
@@ -382,10 +401,65 @@ def _server_stand_in(questions: list[str]) -> dict:
     return {"per_question": result, "points": len(matrix)}
 
 
+def _projected(sample: dict, server: dict) -> dict:
+    """The call with each local dense search replaced by the server stand-in. The hub runs on its loop thread
+    while records and FAQ are searched, so a faster FAQ can leave more of the hub to wait for: its wait is
+    re-estimated as its loop time minus the caller's new records + FAQ time."""
+    saved = sample["faq_dense"] - sample["faq_searches"] * (server["brute"] + server["decode"])
+    hub_wait = sample["hub"] - sample["hub_start"]
+    if sample["hub_loop"] is not None:
+        new_hub_wait = max(hub_wait, sample["hub_loop"] - (sample["record"] + sample["faq"] - saved))
+    else:
+        new_hub_wait = hub_wait
+    return {"total": sample["total"] - saved + (new_hub_wait - hub_wait)}
+
+
+def _overlap_compare(questions: list[tuple[str, object]], network_wait_ms: float = 30.0) -> dict:
+    """`evidence_for` as it is (the hub started first, awaited last) against the three sources one after the
+    other, interleaved per question (alternating which goes first), on the same texts; then both again with a
+    `network_wait_ms` sleep before each FAQ search, a stand-in for a Qdrant server, an embeddings endpoint or an
+    HTTP reranker: waiting on a socket frees the GIL, which local-mode work in Python does not."""
+    import agent.knowledge.faq as faq_module
+    from agent.knowledge import evidence
+    from agent.knowledge.hub import hub_search
+
+    overlapped = dict(evidence._STARTS)
+
+    def hub_first_and_whole(question, counterpart, limit):
+        items = hub_search(question, limit=limit)
+        return lambda: items
+
+    sequential = {**overlapped, "hub": hub_first_and_whole}
+    probe_search = faq_module.faq_search
+
+    def waiting_search(query, *, limit=None):
+        time.sleep(network_wait_ms / 1000)
+        return probe_search(query, limit=limit)
+
+    results = {}
+    try:
+        for wait in (False, True):
+            faq_module.faq_search = waiting_search if wait else probe_search
+            for index, (text, vendor) in enumerate(questions):
+                modes = [("overlapped", overlapped), ("sequential", sequential)]
+                for mode, starts in modes if index % 2 else modes[::-1]:
+                    evidence._STARTS.clear()
+                    evidence._STARTS.update(starts)
+                    started = time.perf_counter()
+                    evidence.evidence_for(text, vendor)
+                    key = f"{mode}_wait" if wait else mode
+                    results.setdefault(key, []).append({"total": (time.perf_counter() - started) * 1000})
+    finally:
+        evidence._STARTS.clear()
+        evidence._STARTS.update(overlapped)
+        faq_module.faq_search = probe_search
+    return {"samples": results, "wait_ms": network_wait_ms}
+
+
 def _keyword_read_compare(term_lists: list[list[str]]) -> list[dict]:
-    """The keyword retry's read as the FAQ makes it (Django `icontains`: UPPER(column) LIKE UPPER(pattern) on
-    question and answer, every row) against the same filter with plain, case-sensitive LIKE — the same rows for
-    Hangul terms, which have no case; same order and columns."""
+    """The keyword retry's read as the FAQ makes it (the GIN index on search_bigrams narrows, LOWER(column) LIKE
+    rechecks) against the same filter as a plain LIKE over every row (no index; the read before migration 0007,
+    minus its case folding) — same order and columns."""
     from django.db import connection
 
     from agent.knowledge.faq import faq_keyword_matches
@@ -423,6 +497,7 @@ def main():
     parser.add_argument("--docs-per-workspace", type=int, default=6)
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--hybrid-questions", type=int, default=10, help="each costs ~1.5 s in local mode")
+    parser.add_argument("--overlap-questions", type=int, default=60, help="questions of the overlap A/B")
     parser.add_argument("--max-minutes", type=float, default=40, help="abort (and clean up) after this long")
     parser.add_argument("--keep-db", action="store_true", help=f"leave {DB_NAME} and the folders for inspection")
     args = parser.parse_args()
@@ -526,15 +601,12 @@ def _measure(args, command: str, scratch: Path):
         with override_settings(FAQ_HYBRID_SEARCH=True):
             hybrid_run.append(_evidence_sample(probe, text, vendor))
 
+    overlap = _overlap_compare([(text, vendor) for _, vendor, text in measured[: args.overlap_questions]])
     keyword_reads = _keyword_read_compare(
         [sample["faq_keyword_terms"] for sample in full if sample.get("faq_keyword_terms")]
     )
     stand_in = _server_stand_in([sample["question"] for sample in full])
-    projected = []
-    for sample in full:
-        server = stand_in["per_question"][sample["question"]]
-        per_search = server["brute"] + server["decode"]
-        projected.append({"total": sample["total"] - sample["faq_dense"] + sample["faq_searches"] * per_search})
+    projected = [_projected(sample, stand_in["per_question"][sample["question"]]) for sample in full]
 
     run = {
         "full": full,
@@ -551,6 +623,7 @@ def _measure(args, command: str, scratch: Path):
         "rebuild_seconds": rebuild_seconds,
         "load_before": load_before,
         "keyword_reads": keyword_reads,
+        "overlap": overlap,
         "failures": sum(bool(sample["failed"]) for sample in full + baseline + dense_run + hybrid_run),
     }
     _report(args, command, run)
@@ -592,7 +665,7 @@ def _report(args, command: str, run: dict):
     for stage, label in [
         ("record", "records"),
         ("faq", "FAQ"),
-        ("hub", "hub"),
+        ("hub", "hub (starting it, then waiting for what is left)"),
         ("mask", "masking"),
         ("other", "de-duplication and the rest"),
     ]:
@@ -601,7 +674,7 @@ def _report(args, command: str, run: dict):
         if any(sample.get(f"faq_{stage}") for sample in full):
             print(_row(f"— FAQ stage: {stage}", full, f"faq_{stage}"))
     hub_samples = [sample for sample in full if sample["hub_loop"] is not None]
-    print(_row("— hub on its loop thread (LightRAG queries + scoring)", hub_samples, "hub_loop"))
+    print(_row("— hub on its loop thread (LightRAG; overlaps records and FAQ)", hub_samples, "hub_loop"))
     print(_row("baseline: `evidence_for`, records budget only (records + masking)", baseline))
     print(_row("projected: FAQ dense search replaced by the server stand-in (see below)", projected))
     # The keyword retry runs only when no dense candidate survives the reranker: its cost shows in the tail.
@@ -640,8 +713,8 @@ def _report(args, command: str, run: dict):
         + "."
     )
     print(
-        f"- Hub routing asked {statistics.mean(workspaces):.1f} workspaces per question on average "
-        f"(13 for {sum(count == len(run['slugs']) for count in workspaces)} of {len(workspaces)}). FAQ: relaxed "
+        f"- The hub queried {statistics.mean(workspaces):.1f} workspaces per question on average (at most "
+        f"{max(workspaces)}). FAQ: relaxed "
         f"retry in {relaxed} of {len(full)} questions; keyword retry (no dense candidate kept): "
         f"{', '.join(f'{outcome} {count}' for outcome, count in keyword_outcomes.most_common()) or 'none'}. Items per "
         f"question (mean): records {statistics.mean(s['by_source']['record'] for s in full):.1f}, FAQ "
@@ -657,18 +730,33 @@ def _report(args, command: str, run: dict):
         print("|---|---:|---:|---:|")
         print(
             _row(
-                "`faq_keyword_matches` (`icontains`: UPPER(column) LIKE UPPER(pattern), every row)",
+                "`faq_keyword_matches` (bigram GIN index narrows, LIKE rechecks)",
                 keyword_reads,
                 "app",
             )
         )
         print(
             _row(
-                "same filter with plain LIKE (case-sensitive; same rows for Hangul terms), raw SQL",
+                "the same filter as plain LIKE over every row, raw SQL (no index)",
                 keyword_reads,
                 "plain_like",
             )
         )
+    overlap = run["overlap"]
+    samples = overlap["samples"]
+    if samples:
+        print()
+        print(
+            f"The hub's overlap with records and FAQ, on {len(samples['overlapped'])} of the questions again, "
+            "interleaved (sequential = the hub searched whole before the others):\n"
+        )
+        print("| `evidence_for` | p50 ms | p95 ms | p99 ms |")
+        print("|---|---:|---:|---:|")
+        print(_row("hub started first, awaited last (as shipped)", samples["overlapped"]))
+        print(_row("the three sources one after the other", samples["sequential"]))
+        wait = f"{overlap['wait_ms']:.0f} ms"
+        print(_row(f"as shipped, each FAQ search after a {wait} network wait (stand-in)", samples["overlapped_wait"]))
+        print(_row(f"one after the other, the same {wait} wait", samples["sequential_wait"]))
     print()
     print(f"One FAQ dense search over the {stand_in['points']:,} points, per measured question, after the run:\n")
     print("| dense search | p50 ms | p95 ms | p99 ms |")
@@ -676,7 +764,7 @@ def _report(args, command: str, run: dict):
     for key, label in [
         ("local_app", "Qdrant local mode, as the FAQ asks (threshold, payload, `dense` + `passage` vectors)"),
         ("local_bare", "Qdrant local mode, ids and scores only"),
-        ("memory_cosine", "the same vectors in an in-memory local collection, cosine, ids and scores only"),
+        ("memory_cosine", "the same vectors upserted into an in-memory local collection, cosine, ids and scores only"),
         ("memory_dot", "— the same with dot product (equal scores: the vectors are L2-normalised)"),
         ("brute", f"numpy brute-force top-{settings.FAQ_TOP_K} (stand-in for a server's search; HNSW is faster)"),
         ("decode", "client-side decoding of a server's JSON answer with payload and both vectors"),
