@@ -11,7 +11,10 @@ Then, with the local embedder, in the same run:
     the answer, and (d) a baseline: LightRAG's own `aquery_data` on that one workspace with the same keywords,
     through the same loop thread (what the library costs before our routing, scoring and evidence mapping);
 (e) the per-search revision check (the workspace SELECT), (f) a search that first reloads a workspace whose
-    revision another process bumped, (g) construct + initialise of 13 instances, empty and loaded.
+    revision another process bumped, (g) construct + initialise of 13 instances, empty and loaded,
+(h) questions routing cannot narrow: asked of the 4 nearest workspaces (default) vs all 13, with how often the
+    expected workspace is among the top 3 items, and (i) routed questions at KNOWLEDGE_HUB_TOP_K 10 (default)
+    vs 20.
 Prints the figures and a markdown block for docs/benchmarks.md.
 """
 
@@ -54,6 +57,17 @@ QUESTIONS = [
     ("파트너센터 비밀번호 잠김 해제", "systems"),
     ("추석 연휴 물류센터 휴무 일정", "notices"),
     ("거래처 코드는 어떻게 확인하나요", "policies"),
+]
+# Questions no routing keyword narrows: asked of the workspaces nearest in content (KNOWLEDGE_HUB_UNROUTED_WORKSPACES)
+UNROUTED_QUESTIONS = [
+    ("PB 제조 위탁이면 며칠 안에 돈을 받나요", "contracts"),
+    ("점포 재고는 몇 시간 안에 거둬들이나요", "quality"),
+    ("사업자등록증 말고 어떤 서류를 내야 하나요", "policies"),
+    ("차량 온도 기록지가 없으면 어떻게 되나요", "quality"),
+    ("알림톡은 언제 오나요", "systems"),
+    ("구두 약속도 인정되나요", "policies"),
+    ("헬프데스크 번호 알려주세요", "systems"),
+    ("전단 광고비 얼마예요", "promotions"),
 ]
 
 
@@ -134,6 +148,7 @@ def main():
     working_dir = tempfile.mkdtemp(prefix="bench_hub_lightrag_")
     _setup_django(working_dir)
     from django.db import connection
+    from django.test import override_settings
 
     from agent.knowledge.hub import (
         _enabled_workspaces,
@@ -202,6 +217,24 @@ def main():
             ),
             1,
         )
+    # (h) and (i), interleaved per question.
+    unrouted = UNROUTED_QUESTIONS * args.rounds
+    rng.shuffle(unrouted)
+    found = {"nearest": 0, "all_unrouted": 0}
+    for number, (question, workspace) in enumerate(unrouted):
+        modes = [("nearest", 4), ("all_unrouted", 0)]
+        for key, asked in modes if number % 2 else modes[::-1]:
+            with override_settings(KNOWLEDGE_HUB_UNROUTED_WORKSPACES=asked):
+                started = time.perf_counter()
+                items = hub_search(question, limit=3)
+                runs.setdefault(key, []).append((time.perf_counter() - started) * 1000)
+            found[key] += any(item.workspace == workspace for item in items)
+    for number, (question, _) in enumerate(questions):
+        modes = [("routed_top_k_10", 10), ("routed_top_k_20", 20)]
+        for key, top_k in modes if number % 2 else modes[::-1]:
+            with override_settings(KNOWLEDGE_HUB_TOP_K=top_k):
+                runs.setdefault(key, []).extend(_timed(lambda question=question: hub_search(question), 1))
+
     routed_sizes = []
     rows = _enabled_workspaces()
     for question, _ in QUESTIONS:
@@ -225,6 +258,10 @@ def main():
         "all": "`hub_search`, all 13 workspaces",
         "one": "`hub_search`, the one workspace",
         "lightrag_one": "baseline: LightRAG `aquery_data`, one workspace, same keywords",
+        "nearest": "`hub_search`, questions routing cannot narrow: the 4 nearest workspaces (default)",
+        "all_unrouted": "— the same questions asked of all 13 (`KNOWLEDGE_HUB_UNROUTED_WORKSPACES=0`)",
+        "routed_top_k_10": "`hub_search`, routed, `KNOWLEDGE_HUB_TOP_K=10` (default)",
+        "routed_top_k_20": "— the same with `KNOWLEDGE_HUB_TOP_K=20`",
     }
     print()
     print("## Knowledge hub\n")
@@ -251,6 +288,10 @@ def main():
         f"{_pct(runs['all'], 95) / _pct(runs['one'], 95):.1f}× at p95. Routing asked "
         f"{sum(routed_sizes) / len(routed_sizes):.1f} workspaces per question on average "
         f"(routed / all at p50: {_pct(runs['routed'], 50) / _pct(runs['all'], 50):.2f})."
+    )
+    print(
+        f"- Questions routing cannot narrow ({len(unrouted)} searches): the expected workspace among the top 3 items "
+        f"in {found['nearest']} with the 4 nearest workspaces, {found['all_unrouted']} with all 13."
     )
     print(
         f"- Our layer over LightRAG's own query (one workspace): "
