@@ -84,8 +84,9 @@ def test_query_keywords_put_proper_nouns_first_and_never_come_back_empty():
 
 
 def test_question_words_are_not_keywords():
-    """`누가`, `어느`, `어디서` name nothing: as keywords they would dilute the share of the question's nouns an item
-    must contain (the score's keyword boost), pushing `반품 비용 부담` under the floor for `반품 택배비는 누가 내나요?`."""
+    """`누가`, `어느`, `어디서` name nothing: as keywords they would dilute the share of the question's nouns an
+    item must contain (the score's keyword boost), pushing `반품 비용 부담` under the floor for
+    `반품 택배비는 누가 내나요?`."""
     assert query_keywords("반품 택배비는 누가 내나요?", LEXICON)[1] == ["반품", "택배비"]
     assert query_keywords("참술식품은 어느 회사가 납품하나요", LEXICON)[1][-2:] == ["회사", "납품"]
     assert "어디서" not in query_keywords("인증서는 어디서 받나요?", LEXICON)[1]
