@@ -32,6 +32,7 @@ DENSE = "dense"
 PASSAGE = "passage"
 SPARSE = "sparse"
 _UPSERT_BATCH = 256
+_REOPEN_AFTER_POINTS = 1000  # see _reopen_local
 
 
 class FaqIndexUnavailable(RuntimeError):
@@ -221,7 +222,25 @@ def faq_points_upsert(entries) -> int:
         points = _points(batch)
         _call(lambda client, name, points=points: client.upsert(name, points=points, wait=True))
         FaqEntry.objects.filter(pk__in=[entry.pk for entry in batch]).update(indexed_at=timezone.now())
+    if _is_local() and len(entries) >= _REOPEN_AFTER_POINTS:
+        _reopen_local()
     return len(entries)
+
+
+def _reopen_local() -> None:
+    """Close this process's local client; the next call reads the folder again.
+
+    Local mode keeps the vectors of a collection filled in this process as float32 and converts the whole matrix
+    to float64 on every search (~20 ms at 20,000 points); read back from disk they are float64 (~4-7 ms), and
+    later upserts keep them so. After a bulk write (a rebuild, the first sync of a new collection) the one-time
+    reload is worth it. What this process has synced stays known.
+    """
+    with _local_lock:
+        synced = dict(_state.synced_version_id)
+        if _state.client is not None and _state.pid == os.getpid():
+            _state.client.close()
+        _forget_client()
+        _state.synced_version_id.update(synced)
 
 
 def faq_points_delete(point_ids) -> None:
@@ -249,11 +268,6 @@ def faq_index_rebuild() -> int:
         latest_version_id = FaqVersion.objects.aggregate(latest=Max("id"))["latest"] or 0
         FaqEntry.objects.update(indexed_at=None)
         count = faq_points_upsert(FaqEntry.objects.filter(status=FaqEntry.Status.ACTIVE).order_by("pk").iterator())
-        if _is_local():
-            # Local mode keeps vectors upserted in this process as float32 and converts the whole matrix to
-            # float64 on every search (~20 ms at 20,000 points); read back from disk they are float64 (~4 ms).
-            _state.client.close()
-            _forget_client()
         _state.synced_version_id[name] = latest_version_id
     return count
 

@@ -377,6 +377,25 @@ def test_an_index_made_with_cosine_distance_is_recreated_and_refilled_with_the_s
     assert scores_before and scores_before[0] > 0.4
 
 
+def test_a_bulk_write_in_local_mode_reopens_the_folder_and_keeps_what_was_synced(committed, monkeypatch):
+    """After writing many points a local-mode process reads the folder again (see faq_index._reopen_local);
+    nothing is lost and the next sync has nothing to replay."""
+    monkeypatch.setattr(faq_index, "_REOPEN_AFTER_POINTS", 2)
+    faq_index_sync()
+    before = faq_index.faq_index_client()
+
+    assert faq_index_rebuild() == 0
+    committed(faq_entry_create, question="반품 접수는 어떻게 하나요?", answer="파트너센터에서 접수합니다.")
+    committed(faq_entry_create, question="정산 대금은 언제 들어오나요?", answer="매월 10일에 지급합니다.")
+    assert faq_index.faq_index_client() is before  # one point at a time: no reopen
+
+    assert faq_index_rebuild() == 2
+    assert faq_index.faq_index_client() is not before
+    assert faq_index_sync() == 0
+    assert faq_index_vector_count() == 2
+    assert _titles("반품 접수 방법")[0] == "반품 접수는 어떻게 하나요?"
+
+
 def test_a_second_client_on_the_same_local_folder_is_reported_not_crashed(settings):
     """The local folder is locked by its first client; another holder gets FaqIndexUnavailable with the reason."""
     from qdrant_client import QdrantClient
