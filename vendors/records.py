@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from agent.knowledge.types import EvidenceItem
 from agent.verification.korean import EndingStripper
+from config.db import analyze_after_bulk_write
 from monitoring.services import audit_record
 from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
 
@@ -701,6 +702,7 @@ def records_import(
             target=record_import,
             data={"file_name": file_name, "rows": len(rows), **counts},
         )
+        analyze_after_bulk_write(VendorRecord, Product, rows=len(rows))
     return record_import
 
 

@@ -17,6 +17,7 @@ from django.utils.dateparse import parse_datetime
 from agent.knowledge.embeddings import normalise_text, text_bigrams
 from agent.knowledge.faq_index import FaqIndexUnavailable, faq_points_delete, faq_points_upsert
 from agent.models import FaqEntry, FaqVersion
+from config.db import analyze_after_bulk_write
 from monitoring.services import audit_record
 
 logger = logging.getLogger(__name__)
@@ -368,6 +369,7 @@ def faq_ingest_jsonl(path: str | Path, *, actor=None) -> FaqIngestReport:
                 report.updated += 1
                 upserts.append(entry.pk)
         _index_after_commit(upsert_ids=upserts)
+        analyze_after_bulk_write(FaqEntry, rows=report.created + report.updated)
     return report
 
 

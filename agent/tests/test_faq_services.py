@@ -169,6 +169,26 @@ def test_delete_and_batch_delete_keep_the_history_and_remove_the_points(committe
 # --- ingest ---------------------------------------------------------------------------------------------------
 
 
+def test_a_large_ingest_refreshes_the_planner_statistics_after_commit(committed, tmp_path, monkeypatch):
+    """Right after a bulk ingest the keyword retry would be planned from the empty table's statistics (a scan,
+    not the bigram index): the ingest analyses the table once committed (config.db)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    monkeypatch.setattr("config.db.BULK_WRITE_ROWS", 2)
+    path = _jsonl(
+        tmp_path,
+        [
+            {"q": "반품 기한은?", "a": "7일", "source_created_at": "2026-03-01T09:00:00+09:00"},
+            {"q": "정산일은?", "a": "10일", "source_created_at": "2026-03-01T09:00:00+09:00"},
+        ],
+    )
+    with CaptureQueriesContext(connection) as queries:
+        report = committed(faq_ingest_jsonl, path)
+    assert report.created == 2
+    assert [query["sql"] for query in queries if query["sql"].startswith("ANALYZE")] == ['ANALYZE "agent_faqentry"']
+
+
 def test_ingest_keeps_only_the_newest_version_of_a_repeated_question(committed, tmp_path):
     """Within one file the newest source_created_at wins, whatever the line order; q/a and question/answer both work."""
     path = _jsonl(

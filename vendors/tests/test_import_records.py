@@ -280,3 +280,24 @@ def test_demo_records_load_for_the_demo_vendors_and_reload_idempotently():
     assert Product.objects.get(vendor=daehan, sku="HB-100").unit_price == daehan_kimchi.extra["unit_price"]
     [promotion] = vendor_records_search(vendor=selim, query="이번 달 프로모션 할인율이 얼마인가요?", limit=1)
     assert promotion.extra["values"]["대상 브랜드"] == "한빛식품"
+
+
+def test_a_large_import_refreshes_the_planner_statistics_after_commit(
+    vendors, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A bulk import is followed, once committed, by ANALYZE of the searched tables, so the next searches are
+    planned on their indexes instead of the statistics of the table before the import (config.db)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    monkeypatch.setattr("config.db.BULK_WRITE_ROWS", 2)
+    rows = [{"vendor_code": "1001", "kind": "notice", "title": f"공지 {n}", "body": "내용"} for n in range(2)]
+    path = write_jsonl(tmp_path / "records.jsonl", rows)
+    with CaptureQueriesContext(connection) as queries:
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            records_import_file(path, actor_kind="system", actor_id="test")
+        assert not [query for query in queries if query["sql"].startswith("ANALYZE")]  # not before the commit
+        for callback in callbacks:
+            callback()
+    analyzed = [query["sql"] for query in queries if query["sql"].startswith("ANALYZE")]
+    assert analyzed == ['ANALYZE "vendors_vendorrecord", "vendors_product"']
