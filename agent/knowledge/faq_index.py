@@ -237,9 +237,7 @@ def _reopen_local() -> None:
     """
     with _local_lock:
         synced = dict(_state.synced_version_id)
-        if _state.client is not None and _state.pid == os.getpid():
-            _state.client.close()
-        _forget_client()
+        faq_index_reset()
         _state.synced_version_id.update(synced)
 
 
