@@ -50,7 +50,7 @@ import psycopg
 from bench_faq import _expanded_faq
 from bench_hub import QUESTIONS as HUB_QUESTIONS
 from bench_hub import _demo_reference_data, _synthetic_documents
-from bench_records import ASKS, BRANDS, ITEMS, KINDS, MODIFIERS, PARTICLES, _record_row, _vendor_sizes
+from bench_records import ASKS, BRANDS, PARTICLES, records_bulk_load
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_evidence"
@@ -106,39 +106,11 @@ def _django_setup(scratch: Path):
 
 
 def _records_load(rng: random.Random, *, vendors: int, records: int, sigma: float) -> dict:
-    """Bench vendors with records and products; returns {vendor: its product terms}."""
-    from vendors.models import Brand, Product, Vendor, VendorRecord
-    from vendors.records import product_search_refresh, record_search_refresh
+    """Bench vendors with records and products (bench_records.py's loader); returns {vendor: its product terms}."""
+    from vendors.models import Brand
 
     Brand.objects.bulk_create([Brand(name=name) for name in BRANDS], ignore_conflicts=True)  # some are demo brands
-    brands = list(Brand.objects.all())
-    created = Vendor.objects.bulk_create(
-        [Vendor(code=str(10000 + number), name=f"벤치{number:04d}상사") for number in range(vendors)], batch_size=2000
-    )
-    terms_by_vendor, rows, products = {}, [], []
-    for vendor, size in zip(created, _vendor_sizes(rng, records, vendors, sigma), strict=True):
-        terms = rng.sample(ITEMS, k=min(len(ITEMS), max(3, size // 10)))
-        terms_by_vendor[vendor] = terms
-        for _ in range(size):
-            record = VendorRecord(
-                vendor=vendor, source="bench", **_record_row(rng, rng.choice(KINDS), rng.choice(terms))
-            )
-            record_search_refresh(record)
-            rows.append(record)
-        for number, term in enumerate(terms[:10]):
-            brand = rng.choice(brands)
-            product = Product(
-                vendor=vendor,
-                brand=brand,
-                name=f"{rng.choice(MODIFIERS)} {term}",
-                sku=f"{vendor.code}-{number:03d}",
-                unit_price=rng.randint(10, 900) * 100,
-            )
-            product_search_refresh(product, brand)
-            products.append(product)
-    VendorRecord.objects.bulk_create(rows, batch_size=5000)
-    Product.objects.bulk_create(products, batch_size=5000)
-    return terms_by_vendor
+    return records_bulk_load(rng, list(Brand.objects.all()), vendors=vendors, records=records, sigma=sigma)
 
 
 def _faq_load(entries: int, scratch: Path) -> tuple[int, float]:

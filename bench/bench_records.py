@@ -207,25 +207,25 @@ def _record_row(rng: random.Random, kind: str, item: str) -> dict:
     return {"kind": kind, "title": title, "body": body, "values": values}
 
 
-def _load(args, rng: random.Random) -> dict[int, list[str]]:
-    """Bulk-load the data set; returns each vendor's product terms (what questions will ask about)."""
-    from vendors.models import Brand, Product, Vendor, VendorRecord
+def records_bulk_load(rng: random.Random, brands: list, *, vendors: int, records: int, sigma: float) -> dict:
+    """Bench vendors (codes from 10000) with log-normally sized records and up to 10 products each, bulk-inserted
+    with the search text `vendors.records` writes; returns {vendor: its product terms}. Shared with
+    bench_evidence.py."""
+    from vendors.models import Product, Vendor, VendorRecord
     from vendors.records import product_search_refresh, record_search_refresh
 
-    vendors = Vendor.objects.bulk_create(
-        [Vendor(code=str(10000 + i), name=f"벤치{i:04d}상사") for i in range(args.vendors)], batch_size=2000
+    created = Vendor.objects.bulk_create(
+        [Vendor(code=str(10000 + number), name=f"벤치{number:04d}상사") for number in range(vendors)], batch_size=2000
     )
-    brands = Brand.objects.bulk_create([Brand(name=name) for name in BRANDS])
-    terms_by_vendor: dict[int, list[str]] = {}
-    records, products = [], []
-    for vendor, size in zip(vendors, _vendor_sizes(rng, args.records, args.vendors, args.sigma), strict=True):
+    terms_by_vendor, rows, products = {}, [], []
+    for vendor, size in zip(created, _vendor_sizes(rng, records, vendors, sigma), strict=True):
         terms = rng.sample(ITEMS, k=min(len(ITEMS), max(3, size // 10)))
-        terms_by_vendor[vendor.pk] = terms
+        terms_by_vendor[vendor] = terms
         for _ in range(size):
             row = _record_row(rng, rng.choice(KINDS), rng.choice(terms))
             record = VendorRecord(vendor=vendor, source="bench", **row)
             record_search_refresh(record)
-            records.append(record)
+            rows.append(record)
         for number, term in enumerate(terms[:10]):
             brand = rng.choice(brands)
             product = Product(
@@ -237,8 +237,18 @@ def _load(args, rng: random.Random) -> dict[int, list[str]]:
             )
             product_search_refresh(product, brand)
             products.append(product)
-    VendorRecord.objects.bulk_create(records, batch_size=5000)
+    VendorRecord.objects.bulk_create(rows, batch_size=5000)
     Product.objects.bulk_create(products, batch_size=5000)
+    return terms_by_vendor
+
+
+def _load(args, rng: random.Random) -> dict[int, list[str]]:
+    """Bulk-load the data set; returns each vendor's product terms (what questions will ask about)."""
+    from vendors.models import Brand
+
+    brands = Brand.objects.bulk_create([Brand(name=name) for name in BRANDS])
+    loaded = records_bulk_load(rng, brands, vendors=args.vendors, records=args.records, sigma=args.sigma)
+    terms_by_vendor = {vendor.pk: terms for vendor, terms in loaded.items()}
     with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
     return terms_by_vendor
