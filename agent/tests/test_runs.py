@@ -5,86 +5,21 @@ Faults are real: a PostgreSQL trigger raises a real serialization failure (SQLST
 worker "dies" by raising a BaseException from inside the model call, which no cleanup code of the run catches.
 """
 
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from agent.llm.base import provider_override
 from agent.llm.scripted import ScriptedProvider
 from agent.models import AnswerRun
-from agent.services import question_process, questions_sweep
+from agent.services import question_process, questions_sweep, run_claim
 from agent.tasks import process_question
+from agent.tests.faults import ANSWER, PAYMENT_TERMS, SEARCH, WorkerKilled, answered_once
 from conversations.models import Question
-from conversations.tests.factories import QuestionFactory, RoomFactory
 from delivery.models import SendJob
-from monitoring.models import LivenessMarker
-from monitoring.services import marker_accepted_write
-from vendors.tests.factories import VendorFactory
-from vendors.tests.factories_records import VendorRecordFactory
-
-PAYMENT_TERMS = "월말 마감 후 익월 10일에 현금으로 결제합니다."
-SEARCH = {"tool_calls": [{"name": "search_records", "arguments": {"query": "결제 조건"}}]}
-ANSWER = [SEARCH, {"content": PAYMENT_TERMS}]
-
-
-class WorkerKilled(BaseException):
-    """Stands for SIGKILL / OOM: nothing in the run catches it, so no cleanup or status change happens."""
-
-
-@pytest.fixture
-def question(knowledge_stores):
-    vendor = VendorFactory(code="1001", name="대한물산", aliases=[])
-    VendorRecordFactory(vendor=vendor, title="대한물산 결제 조건", body=PAYMENT_TERMS)
-    asked = QuestionFactory(message__room=RoomFactory(vendor=vendor), text="결제 조건 알려주세요")
-    marker_accepted_write(question=asked)
-    return asked
-
-
-@pytest.fixture
-def fail_once():
-    """`fail_once(table, when=...)`: the next insert into `table` matching `when` fails once with a real
-    PostgreSQL serialization failure, which Django raises as `OperationalError` (a transient error)."""
-    installed = []
-
-    def install(table: str, when: str = "TRUE") -> None:
-        name = f"fault_{table}"
-        with connection.cursor() as cursor:
-            # A sequence, not a table: nextval() survives the rollback of the transaction that it fails.
-            cursor.execute(f"CREATE SEQUENCE {name}_seq")
-            cursor.execute(
-                f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF {when} THEN
-                        IF nextval('{name}_seq') = 1 THEN
-                            RAISE EXCEPTION 'injected fault' USING ERRCODE = 'serialization_failure';
-                        END IF;
-                    END IF;
-                    RETURN NEW;
-                END $$"""
-            )
-            cursor.execute(f"CREATE TRIGGER {name} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {name}()")
-        installed.append((table, name))
-
-    yield install
-    with connection.cursor() as cursor:
-        for table, name in installed:
-            cursor.execute(f"DROP TRIGGER IF EXISTS {name} ON {table}")
-            cursor.execute(f"DROP FUNCTION IF EXISTS {name}()")
-            cursor.execute(f"DROP SEQUENCE IF EXISTS {name}_seq")
-
-
-def answered_once(question) -> None:
-    """The question is answered, with one send job and one result marker; the accepted marker is still there."""
-    question.refresh_from_db()
-    assert question.status == Question.Status.ANSWERED
-    assert SendJob.objects.filter(question=question).count() == 1
-    assert SendJob.objects.get(question=question).items.get().text == PAYMENT_TERMS
-    assert list(question.markers.filter(kind=LivenessMarker.Kind.RESULT).values_list("outcome", flat=True)) == [
-        "answered"
-    ]
-    assert question.markers.filter(kind=LivenessMarker.Kind.ACCEPTED).count() == 1
+from monitoring.models import Alert, AuditEvent, LivenessMarker
 
 
 @pytest.mark.django_db(transaction=True)
@@ -97,7 +32,8 @@ class TestTransientDatabaseErrorAfterComposing:
         ],
         ids=["trace_write", "result_marker"],
     )
-    def test_the_task_retries_and_the_question_is_answered_once(self, question, fail_once, table, when):
+    def test_the_task_retries_and_the_question_is_answered_once(self, answerable_question, fail_once, table, when):
+        question = answerable_question
         fail_once(table, when)
         with provider_override(ScriptedProvider(ANSWER * 2)):
             outcome = process_question.delay(question.pk).get()
@@ -111,7 +47,8 @@ class TestTransientDatabaseErrorAfterComposing:
 
 @pytest.mark.django_db(transaction=True)
 class TestWorkerKilledMidQuestion:
-    def test_a_run_whose_worker_died_is_dispatched_again_and_answered_once(self, question, settings):
+    def test_a_run_whose_worker_died_is_dispatched_again_and_answered_once(self, answerable_question):
+        question = answerable_question
         with pytest.raises(WorkerKilled):
             question_process(question.pk, provider=ScriptedProvider([SEARCH, WorkerKilled()]))
         question.refresh_from_db()
@@ -125,9 +62,10 @@ class TestWorkerKilledMidQuestion:
         assert first.outcome == "" and first.finished_at is not None
         assert second.outcome == "answered"
 
-    def test_a_worker_that_comes_back_after_its_run_was_taken_over_sends_nothing(self, question):
+    def test_a_worker_that_comes_back_after_its_run_was_taken_over_sends_nothing(self, answerable_question):
         """The first worker stalls past its lease; the sweep hands the question to another run, which answers.
         When the first worker then finishes, its answer is dropped: one send job, one result marker."""
+        question = answerable_question
 
         def stall_past_the_lease(messages, tools):
             with provider_override(ScriptedProvider(ANSWER)):
@@ -139,3 +77,87 @@ class TestWorkerKilledMidQuestion:
         first, second = AnswerRun.objects.filter(question=question).order_by("attempt")
         assert first.send_job_id is None and first.outcome == ""
         assert second.outcome == "answered"
+
+
+@pytest.mark.django_db(transaction=True)
+class TestLease:
+    def test_a_claim_opens_a_run_holding_a_lease_and_the_sweep_leaves_a_live_one_alone(
+        self, answerable_question, settings
+    ):
+        question = answerable_question
+        settings.AGENT_RUN_LEASE_SECONDS = 60
+        run = run_claim(question.pk, provider_name="scripted")
+        question.refresh_from_db()
+        assert question.status == Question.Status.RUNNING
+        assert run.attempt == 1 and run.worker and run.finished_at is None
+        assert run.lease_expires_at > timezone.now() + timedelta(seconds=30)
+        assert questions_sweep(now=timezone.now() + timedelta(seconds=30)) == {
+            "redispatched": 0,
+            "reclaimed": 0,
+            "failed": 0,
+        }
+        question.refresh_from_db()
+        assert question.status == Question.Status.RUNNING
+
+    def test_the_heartbeat_renews_the_lease_while_the_run_composes(self, answerable_question, settings):
+        question = answerable_question
+        settings.AGENT_RUN_HEARTBEAT_SECONDS = 0.05
+        leases = []
+
+        def answer_once_renewed(messages, tools):
+            run = AnswerRun.objects.get(question=question)
+            leases.append(run.lease_expires_at)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and leases[-1] <= leases[0]:
+                time.sleep(0.05)
+                leases.append(AnswerRun.objects.get(pk=run.pk).lease_expires_at)
+            return {"content": PAYMENT_TERMS}
+
+        run = question_process(question.pk, provider=ScriptedProvider([SEARCH, answer_once_renewed]))
+        assert leases[-1] > leases[0]  # renewed while the model call was still running
+        assert run.outcome == "answered" and run.lease_expires_at is None  # a finished run holds no lease
+        answered_once(question)
+
+    def test_lapsed_leases_use_up_the_attempts_then_the_question_fails_with_one_alert(
+        self, answerable_question, settings
+    ):
+        question = answerable_question
+        settings.AGENT_RUN_MAX_ATTEMPTS = 2
+        killed_mid_question = ScriptedProvider([SEARCH, WorkerKilled()] * 2)
+        with pytest.raises(WorkerKilled):
+            question_process(question.pk, provider=killed_mid_question)
+        with provider_override(killed_mid_question), pytest.raises(WorkerKilled):
+            questions_sweep(now=timezone.now() + timedelta(minutes=2))  # the second run dies too
+        report = questions_sweep(now=timezone.now() + timedelta(minutes=4))
+        assert report == {"redispatched": 0, "reclaimed": 0, "failed": 1}
+
+        question.refresh_from_db()
+        assert question.status == Question.Status.FAILED
+        runs = list(AnswerRun.objects.filter(question=question).order_by("attempt"))
+        assert [run.attempt for run in runs] == [1, 2]
+        assert all(run.error.startswith("lease lapsed") and run.finished_at for run in runs)
+        assert [run.outcome for run in runs] == ["", "failed"]
+        assert list(question.markers.filter(kind=LivenessMarker.Kind.RESULT).values_list("outcome", flat=True)) == [
+            "failed"
+        ]
+        assert Alert.objects.filter(kind=Alert.Kind.QUESTION_FAILED, key=f"question:{question.pk}").count() == 1
+        assert not SendJob.objects.filter(question=question).exists()
+
+    def test_every_status_change_of_a_retried_question_is_audited_in_order(self, answerable_question):
+        question = answerable_question
+        with pytest.raises(WorkerKilled):
+            question_process(question.pk, provider=ScriptedProvider([SEARCH, WorkerKilled()]))
+        with provider_override(ScriptedProvider(ANSWER)):
+            questions_sweep(now=timezone.now() + timedelta(minutes=2))
+        moves = [
+            (event.actor_id, event.data["from"], event.data["to"])
+            for event in AuditEvent.objects.filter(target_type="conversations.question", target_id=str(question.pk))
+            .order_by("pk")
+            .exclude(data__from=None)
+        ]
+        assert moves == [
+            ("agent", "accepted", "running"),
+            ("sweep", "running", "accepted"),
+            ("agent", "accepted", "running"),
+            ("agent", "running", "answered"),
+        ]
