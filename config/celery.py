@@ -92,8 +92,8 @@ def task(
 
     `acks_late=True` only for a task that is safe to run twice (it claims its row by compare-and-set): the message
     is acknowledged after the run, so a worker that dies mid-run leaves it to be delivered again. Periodic sweeps
-    stay acknowledged early: the next beat tick runs them again, and a redelivery long after would be stale. Transient errors
-    are retried up to `max_retries` times unless `retry_transient=False`; terminal ones never are.
+    stay acknowledged early: the next beat tick runs them again, and a redelivery long after would be stale.
+    Transient errors are retried up to `max_retries` times unless `retry_transient=False`; terminal ones never are.
     """
     if soft_time_limit >= time_limit:
         raise ValueError(f"{name}: the soft time limit must be below the hard one")
