@@ -135,16 +135,6 @@ def question_context(question: Question) -> QuestionContext:
     )
 
 
-def question_fail(question_id: int, *, reason: str) -> bool:
-    """Fail a question that cannot be answered (accepted or running) and alert staff; its open run is closed."""
-    with transaction.atomic():
-        question = question_get_locked(question_id)
-        if question is None or question.status not in (Status.ACCEPTED, Status.RUNNING):
-            return False
-        _fail(question, reason=reason, actor=AGENT_ACTOR)
-    return True
-
-
 def questions_sweep(*, now=None) -> dict:
     """Re-dispatch accepted questions whose dispatch was lost; give running questions whose lease lapsed to a new
     run (or fail them when no attempt is left). Bounded batches, compare-and-set: safe to run at any moment."""

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agent.llm.base import LlmTransientError, provider_override
+from agent.llm.base import LlmPermanentError, LlmTransientError, provider_override
 from agent.llm.scripted import ScriptedProvider
 from agent.models import AnswerRun, ToolCallRecord
 from agent.services import answer_approve, answer_mark_wrong, question_process, questions_sweep
@@ -234,13 +234,18 @@ class TestRunsAsRows:
         assert AnswerRun.objects.filter(question=question).count() == 4  # the first try and three retries
         assert question.markers.get(kind=LivenessMarker.Kind.RESULT).outcome == "failed"
 
-    def test_the_failure_alert_is_raised_on_commit(self, world, django_capture_on_commit_callbacks):
-        from agent.services import question_fail
-
+    def test_a_terminal_error_fails_at_once_and_the_alert_is_raised_on_commit(
+        self, world, django_capture_on_commit_callbacks
+    ):
         question = ask(world, "결제 조건 알려주세요")
-        with django_capture_on_commit_callbacks(execute=True):
-            question_fail(question.pk, reason="retries exhausted")
+        with django_capture_on_commit_callbacks() as callbacks:
+            run, _ = run_with(question, [LlmPermanentError("model not found")])
+        assert not Alert.objects.exists()
+        for callback in callbacks:
+            callback()
         assert Alert.objects.get(kind=Alert.Kind.QUESTION_FAILED).key == f"question:{question.pk}"
+        assert question.status == Question.Status.FAILED and run.outcome == "failed"
+        assert AnswerRun.objects.filter(question=question).count() == 1  # never retried
 
     def test_the_sweep_redispatches_lost_questions_and_gives_running_ones_without_a_lease_to_a_new_run(
         self, world, django_capture_on_commit_callbacks
