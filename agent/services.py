@@ -79,10 +79,11 @@ def question_process(question_id: int, *, provider: LlmProvider | None = None) -
     with _lease_heartbeat(run):
         try:
             if question.room.resolution_status != Room.ResolutionStatus.MATCHED or question.vendor_id is None:
+                # The room was re-resolved away from a vendor after the question was accepted.
                 _run_finish(run, outcome=Status.BLOCKED, reason=f"room_{question.room.resolution_status}")
-                return run
-            trace = answer_compose(question_context(question), provider=provider)
-            _run_finish(run, outcome=trace.outcome, reason=trace.outcome_reason, trace=trace)
+            else:
+                trace = answer_compose(question_context(question), provider=provider)
+                _run_finish(run, outcome=trace.outcome, reason=trace.outcome_reason, trace=trace)
         except TRANSIENT_ERRORS as error:
             if _run_release(run, error):
                 raise

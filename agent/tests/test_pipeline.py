@@ -234,6 +234,14 @@ class TestRunsAsRows:
         assert AnswerRun.objects.filter(question=question).count() == 4  # the first try and three retries
         assert question.markers.get(kind=LivenessMarker.Kind.RESULT).outcome == "failed"
 
+    def test_a_question_whose_room_lost_its_vendor_is_blocked_without_asking_the_model(self, world):
+        room = RoomFactory(vendor=None, resolution_status=Room.ResolutionStatus.BLOCKED)
+        question = ask(world, "결제 조건 알려주세요", room=room)
+        run, provider = run_with(question, [])
+        assert run.outcome == question.status == Question.Status.BLOCKED
+        assert provider.calls == [] and run.finished_at is not None and run.lease_expires_at is None
+        assert question.markers.get(kind=LivenessMarker.Kind.RESULT).outcome == "blocked"
+
     def test_a_terminal_error_fails_at_once_and_the_alert_is_raised_on_commit(
         self, world, django_capture_on_commit_callbacks
     ):
