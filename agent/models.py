@@ -162,7 +162,12 @@ class KnowledgeDocument(models.Model):
 
 
 class AnswerRun(models.Model):
-    """One attempt of the agent at one question, with everything staff need to see why each word is there."""
+    """One attempt of the agent at one question, with everything staff need to see why each word is there.
+
+    A run is open until `finished_at` is set. While open it holds a lease on its question (`lease_expires_at`),
+    renewed by its worker's heartbeat; a run whose lease lapsed is closed by the sweep with an `error` and no
+    `outcome`, and the question goes to a new run. A run closed by a transient error looks the same.
+    """
 
     class Outcome(models.TextChoices):
         ANSWERED = "answered", "답변"
@@ -194,6 +199,8 @@ class AnswerRun(models.Model):
     send_job = models.ForeignKey(
         "delivery.SendJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="answer_runs"
     )
+    worker = models.CharField("작업자", max_length=200, blank=True)  # host:pid of the process that ran it
+    lease_expires_at = models.DateTimeField("리스 만료", null=True, blank=True)
     started_at = models.DateTimeField("시작", auto_now_add=True)
     finished_at = models.DateTimeField("종료", null=True, blank=True)
 
@@ -201,7 +208,14 @@ class AnswerRun(models.Model):
         ordering = ["-started_at"]
         verbose_name = "답변 실행"
         verbose_name_plural = "답변 실행"
-        constraints = [models.UniqueConstraint(fields=["question", "attempt"], name="answer_run_unique_attempt")]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "attempt"], name="answer_run_unique_attempt"),
+            # A finished run holds no lease.
+            models.CheckConstraint(
+                name="answer_run_lease_only_while_open",
+                condition=models.Q(finished_at__isnull=True) | models.Q(lease_expires_at__isnull=True),
+            ),
+        ]
         indexes = [models.Index(fields=["started_at"], name="answer_run_started")]
 
     def __str__(self):

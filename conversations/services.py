@@ -11,8 +11,9 @@ from django.utils import timezone
 
 from agent.services import question_dispatch_on_commit
 from conversations.models import Message, Question, Room, UploadBatch
+from conversations.question_services import question_create
 from conversations.resend import KeyOccurrences, first_occurrences_resent, resend_key_hash
-from monitoring.services import audit_record, marker_accepted_write, marker_result_write
+from monitoring.services import audit_record
 from vendors.services import room_resolve
 
 
@@ -268,19 +269,17 @@ def question_record(*, message: Message, tags: list[str]) -> Question:
     room = message.room
     text = question_text_from(message.text, tags)
     if room.resolution_status == Room.ResolutionStatus.MATCHED:
-        question = Question.objects.create(message=message, room=room, vendor=room.vendor, text=text)
-        marker_accepted_write(question=question)
+        question = question_create(message=message, room=room, vendor=room.vendor, text=text)
         question_dispatch_on_commit(question)
         return question
-    question = Question.objects.create(
+    return question_create(
         message=message,
         room=room,
+        vendor=None,
         text=text,
         status=Question.Status.BLOCKED,
-        outcome_reason=f"room_{room.resolution_status}:{room.resolution_reason}",
+        reason=f"room_{room.resolution_status}:{room.resolution_reason}",
     )
-    marker_result_write(question=question, outcome=Question.Status.BLOCKED)
-    return question
 
 
 @transaction.atomic

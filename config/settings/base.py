@@ -100,13 +100,9 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TASK_ACKS_LATE = False
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Queues by task name prefix, in one place (Celery deprecates `queue=` on the task itself).
+# Each task's queue is declared with it (`config.celery.task`); this router reads those declarations.
 # A worker for everything: celery -A config worker -Q default,agent,delivery,monitoring
-CELERY_TASK_ROUTES = {
-    "agent.*": {"queue": "agent"},
-    "delivery.*": {"queue": "delivery"},
-    "monitoring.*": {"queue": "monitoring"},
-}
+CELERY_TASK_ROUTES = ("config.celery.task_route",)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Above the longest task run so a late-acked task is not redelivered while it still runs.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
@@ -315,8 +311,12 @@ AGENT_VERIFY_ROUNDS = env.int("AGENT_VERIFY_ROUNDS", default=2)  # rewrite round
 AGENT_HISTORY_LIMIT = env.int("AGENT_HISTORY_LIMIT", default=10)
 AGENT_HISTORY_HOURS = env.int("AGENT_HISTORY_HOURS", default=24)
 AGENT_REFERENCE_URL_LIMIT = env.int("AGENT_REFERENCE_URL_LIMIT", default=3)
+# runs: a run holds a lease on its question, renewed by a heartbeat while it composes; the sweep gives a question
+# whose lease lapsed (a killed worker) to a new run, up to AGENT_RUN_MAX_ATTEMPTS runs, then fails it.
+AGENT_RUN_LEASE_SECONDS = env.float("AGENT_RUN_LEASE_SECONDS", default=60.0)
+AGENT_RUN_HEARTBEAT_SECONDS = env.float("AGENT_RUN_HEARTBEAT_SECONDS", default=15.0)  # well below the lease
+AGENT_RUN_MAX_ATTEMPTS = env.int("AGENT_RUN_MAX_ATTEMPTS", default=4)
 AGENT_DISPATCH_LOST_SECONDS = env.int("AGENT_DISPATCH_LOST_SECONDS", default=120)
-AGENT_RUNNING_STALE_SECONDS = env.int("AGENT_RUNNING_STALE_SECONDS", default=600)
 AGENT_SWEEP_BATCH = env.int("AGENT_SWEEP_BATCH", default=100)
 
 # --- delivery ---
