@@ -63,12 +63,22 @@ class FaqVersion(models.Model):
         SUPERSEDED = "superseded", "새 버전으로 교체"
         DELETED = "deleted", "삭제"
 
+    class Origin(models.TextChoices):
+        # A file row carries its own date (source_created_at); any other change is curation, dated when it
+        # happened. The batch ingest lets a file row win only over versions older than it (faq_ingest_jsonl).
+        FILE = "file", "파일 적재"
+        CURATION = "curation", "큐레이션(직원 변경)"
+
     entry = models.ForeignKey(
         FaqEntry, verbose_name="FAQ", null=True, on_delete=models.SET_NULL, related_name="versions"
     )
     entry_ref = models.PositiveBigIntegerField("FAQ ID")  # survives deletion of the entry
+    # The question's key (faq_services.question_key) at this version: a deleted or renamed question is still
+    # known by its key, so a later file load can tell that staff removed it.
+    question_key = models.CharField("질문 키", max_length=64, blank=True, editable=False)
     snapshot = models.JSONField("스냅숏")
     reason = models.CharField("사유", max_length=32, choices=Reason.choices)
+    origin = models.CharField("변경 주체", max_length=16, choices=Origin.choices, default=Origin.CURATION)
     actor = models.CharField("작업자", max_length=150, blank=True)
     created_at = models.DateTimeField("시각", auto_now_add=True)
 
@@ -76,7 +86,10 @@ class FaqVersion(models.Model):
         ordering = ["-created_at", "-id"]
         verbose_name = "FAQ 버전"
         verbose_name_plural = "FAQ 버전"
-        indexes = [models.Index(fields=["entry_ref", "-created_at"], name="faqversion_entry_ref")]
+        indexes = [
+            models.Index(fields=["entry_ref", "-created_at"], name="faqversion_entry_ref"),
+            models.Index(fields=["question_key", "origin", "-created_at"], name="faqversion_question_key"),
+        ]
 
     def __str__(self):
         return f"FAQ#{self.entry_ref} {self.reason}"
