@@ -4,6 +4,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import OperationalError
 
+from agent.knowledge.training import training_job_fail, training_job_run
 from agent.llm.base import LlmTransientError
 from agent.services import question_fail, question_process, questions_sweep
 
@@ -39,3 +40,17 @@ def process_question(self, question_id: int) -> str:
 @shared_task(name="agent.sweep_questions", soft_time_limit=50, time_limit=60)
 def sweep_questions() -> dict:
     return questions_sweep()
+
+
+@shared_task(
+    name="agent.training_job_run",
+    acks_late=True,  # idempotent: rows are taken while pending, under SKIP LOCKED
+    soft_time_limit=1800,
+    time_limit=1900,
+)
+def training_job_run_task(job_id: int) -> str:
+    try:
+        return training_job_run(job_id)
+    except SoftTimeLimitExceeded:
+        training_job_fail(job_id, reason="시간 제한을 넘었습니다. '다시 실행'으로 남은 행을 이어서 처리하세요.")
+        return "failed"

@@ -334,22 +334,22 @@ def _parse_line(line_number: int, raw: str) -> _IngestRow:
     )
 
 
-def _no_progress(_rows: int) -> None:
+def _no_progress(_stage: str, _done: int, _total: int) -> None:
     return None
 
 
-def faq_ingest_jsonl(path: str | Path, *, actor=None, progress=None) -> FaqIngestReport:
+def faq_ingest_jsonl(path: str | Path, *, actor=None, progress=None, total_lines: int = 0) -> FaqIngestReport:
     """Load FAQ entries from JSON Lines. For a repeated question only the newest `source_created_at` stays, in
     the file and against the store: an older version never overwrites a newer one. Curation counts as a version
     dated when it happened: a row is skipped when staff edited, renamed or deleted its question after the row's
     `source_created_at`, so loading the same file again never undoes their work. Bad lines are reported and
-    skipped; the good ones are applied in one transaction. `progress(n)` is called as lines are read and rows
-    written (a command's progress bar)."""
+    skipped; the good ones are applied in one transaction. `progress(stage, done, total)` reports lines read
+    ("읽기", total = `total_lines` when given) and questions written ("반영") for a command's progress bar."""
     progress = progress or _no_progress
     report = FaqIngestReport()
     newest: dict[str, _IngestRow] = {}
     for line_number, raw in _jsonl_lines(path):
-        progress(1)
+        progress("읽기", line_number, total_lines)
         if not raw.strip():
             continue
         report.lines += 1
@@ -370,7 +370,7 @@ def faq_ingest_jsonl(path: str | Path, *, actor=None, progress=None) -> FaqInges
         existing = _lock_active_by_key(list(newest))
         curated_at = _last_curation_by_key(list(newest))
         upserts = []
-        for row in newest.values():
+        for written, row in enumerate(newest.values(), start=1):
             entry = existing.get(row.key)
             last_curation = curated_at.get(row.key)
             if last_curation is not None and row.source_created_at <= last_curation:
@@ -417,7 +417,7 @@ def faq_ingest_jsonl(path: str | Path, *, actor=None, progress=None) -> FaqInges
                 )
                 report.updated += 1
                 upserts.append(entry.pk)
-            progress(1)
+            progress("반영", written, len(newest))
         _index_after_commit(upsert_ids=upserts)
         analyze_after_bulk_write(FaqEntry, rows=report.created + report.updated)
     return report
@@ -430,7 +430,8 @@ def _jsonl_lines(path: str | Path):
             yield from enumerate(lines, start=1)
     except UnicodeDecodeError as error:
         raise FaqError(
-            f"{Path(path).name}: UTF-8 텍스트가 아닙니다 ({error.start}번째 바이트). JSON Lines 파일을 UTF-8로 저장해 주세요."
+            f"{Path(path).name}: UTF-8 텍스트가 아닙니다 ({error.start}번째 바이트). "
+            "JSON Lines 파일을 UTF-8로 저장해 주세요."
         ) from error
 
 
