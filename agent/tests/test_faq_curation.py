@@ -2,14 +2,17 @@
 newer than every file row dated before it; a file row wins only when its source_created_at is newer than the last
 staff change of that question (real PostgreSQL, Qdrant local mode in a temporary folder)."""
 
+import io
 import json
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
 from agent.knowledge.faq import faq_search
 from agent.knowledge.faq_services import (
+    INGEST_KEYS,
     faq_entries_delete_batch,
     faq_entry_delete,
     faq_entry_update,
@@ -133,3 +136,27 @@ def test_versions_say_whether_a_file_or_curation_made_them(committed, tmp_path, 
     origins = list(FaqVersion.objects.filter(entry=entry).order_by("id").values_list("reason", "origin"))
     assert origins == [("created", "file"), ("updated", "curation")]
     assert set(FaqVersion.objects.values_list("question_key", flat=True)) == {entry.question_key}
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_the_ingest_command_draws_a_progress_bar_on_a_terminal(tmp_path):
+    terminal, piped = _Terminal(), io.StringIO()
+    call_command("ingest_faq", str(_file(tmp_path, ROWS)), stderr=terminal, stdout=io.StringIO())
+    call_command("ingest_faq", str(_file(tmp_path, ROWS, "again.jsonl")), stderr=piped, stdout=io.StringIO())
+
+    drawn = terminal.getvalue()
+    assert "FAQ 적재 · 읽기" in drawn and "FAQ 적재 · 반영" in drawn and "행/s" in drawn and "3/3" in drawn
+    assert piped.getvalue() == ""  # logs and pipes get only the summary line
+
+
+def test_an_unknown_key_is_named_and_its_line_not_loaded(tmp_path):
+    path = _file(tmp_path, [{"qestion": "오타 난 키", "a": "답", "source_created_at": PAST}, *ROWS])
+
+    report = faq_ingest_jsonl(path)
+
+    assert report.created == 3
+    assert report.errors == [(1, f"알 수 없는 키: qestion (쓸 수 있는 키: {', '.join(INGEST_KEYS)})")]

@@ -3,13 +3,14 @@
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.knowledge.faq_services import INGEST_KEYS, FaqError, faq_ingest_jsonl, faq_jsonl_line_count
+from config.commands import ProjectCommand
 from config.progress import StagedProgress
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "JSON Lines 파일에서 FAQ를 적재합니다. 한 줄에 JSON 객체 하나 "
         f"(쓸 수 있는 키: {', '.join(INGEST_KEYS)}; q/a 또는 question/answer와 source_created_at 필수). "

@@ -3,17 +3,18 @@
 import threading
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import connection
 
 from agent.knowledge.faq_index import FaqIndexUnavailable, faq_collection_name, faq_index_rebuild
 from agent.models import FaqEntry
+from config.commands import ProjectCommand
 from config.progress import command_progress
 
 _POLL_SECONDS = 0.5
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "데이터베이스의 사용 중인 FAQ로 Qdrant FAQ 색인을 다시 만듭니다 (데이터베이스가 원본입니다)."
 
     def handle(self, *args, **options):

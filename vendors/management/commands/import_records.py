@@ -7,8 +7,9 @@ Column reference: docs/knowledge.md, "Per-counterpart records".
 import hashlib
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import ProjectCommand
 from config.progress import StagedProgress
 from vendors.records import (
     RecordImportInvalid,
@@ -20,7 +21,7 @@ from vendors.records import (
 )
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "벤더 기록·상품·브랜드를 CSV / XLSX / JSON Lines 파일에서 가져옵니다 "
         "(오류가 있으면 아무것도 반영하지 않음). 열 설명: docs/knowledge.md"

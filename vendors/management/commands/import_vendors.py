@@ -1,10 +1,11 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import ProjectCommand
 from config.progress import StagedProgress
 from vendors.services import VendorImportRefused, vendors_import_csv, vendors_import_preview
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "벤더 CSV(머리글 code,name,aliases, 별칭은 | 로 구분)를 코드 기준으로 가져옵니다."
 
     def add_arguments(self, parser):
