@@ -269,6 +269,11 @@ def training_job_run(job_id: int) -> str:
         logger.warning("Training job %s stopped: %s", job_id, error)
         training_job_fail(job_id, reason=f"FAQ 색인을 사용할 수 없어 유사 질문을 확인하지 못했습니다: {error}")
         return TrainingJob.Status.FAILED
+    except Exception as error:
+        # The chunk in progress rolled back; the job must not stay "running" with nobody working on it.
+        logger.exception("Training job %s failed", job_id)
+        training_job_fail(job_id, reason=f"처리 중 오류가 났습니다 ({type(error).__name__}). 다시 실행할 수 있습니다.")
+        return TrainingJob.Status.FAILED
     return _finish(job_id)
 
 

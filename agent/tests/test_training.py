@@ -270,3 +270,22 @@ def test_add_new_beside_a_similar_faq_and_refusals(committed, admin_user, confli
         training_conflict_resolve(conflict_id=conflicts[2].pk, action="add_new", actor=admin_user)
     with pytest.raises(TrainingError, match="되돌릴 스냅숏"):
         training_conflict_restore(conflict_id=conflicts[3].pk, actor=admin_user)
+
+
+def test_an_unexpected_error_fails_the_job_and_a_retry_finishes_it(committed, admin_user, monkeypatch):
+    from agent.knowledge import training
+    from agent.knowledge.training import training_job_retry
+
+    real = training.faq_similar_questions
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(training, "faq_similar_questions", broken)
+    job = upload(committed, admin_user, csv_bytes("question,answer", "배송비는 누가 부담하나요?,공급사 부담입니다."))
+    assert job.status == TrainingJob.Status.FAILED and "RuntimeError" in job.error
+
+    monkeypatch.setattr(training, "faq_similar_questions", real)
+    assert committed(training_job_retry, job=job, actor=admin_user)
+    job.refresh_from_db()
+    assert job.status == TrainingJob.Status.DONE and job.added_count == 1 and job.error == ""
