@@ -1,5 +1,8 @@
 """Thin Celery entry points of the agent: load by id, call a service."""
 
+from celery.exceptions import SoftTimeLimitExceeded
+
+from agent.knowledge.training import training_job_fail, training_job_run
 from agent.services import RUN_SOFT_TIME_LIMIT_SECONDS, RUN_TIME_LIMIT_SECONDS, question_process, questions_sweep
 from config.celery import task
 
@@ -24,3 +27,13 @@ def process_question(question_id: int) -> str:
 @task("agent.sweep_questions", queue="agent", soft_time_limit=50, time_limit=60)
 def sweep_questions() -> dict:
     return questions_sweep()
+
+
+# Idempotent: rows are taken while pending, under SKIP LOCKED, so a redelivered message continues the job.
+@task("agent.training_job_run", queue="default", soft_time_limit=1800, time_limit=1900, acks_late=True)
+def training_job_run_task(job_id: int) -> str:
+    try:
+        return training_job_run(job_id)
+    except SoftTimeLimitExceeded:
+        training_job_fail(job_id, reason="시간 제한을 넘었습니다. '다시 실행'으로 남은 행을 이어서 처리하세요.")
+        return "failed"

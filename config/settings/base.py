@@ -241,6 +241,10 @@ FAQ_KEYWORD_RETRY_BLOCKLIST = env.list(
         "행사", "이벤트", "혜택", "안녕하세요", "감사합니다", "네", "예", "뭐", "왜", "언제", "어디",
     ],
 )  # fmt: skip
+# A training upload's row conflicts with an FAQ whose stored question scores at least this (dense cosine). With the
+# local USE embedding, distinct demo FAQ questions reach 0.83 at most and light rewordings of one question mostly
+# score 0.87-0.96, so 0.85 flags near-duplicates without flagging distinct questions (docs/knowledge.md).
+FAQ_TRAINING_CONFLICT_SCORE = env.float("FAQ_TRAINING_CONFLICT_SCORE", default=0.85)
 # records & evidence
 # Items each source may contribute to one question's evidence.
 EVIDENCE_BUDGET_RECORDS = env.int("EVIDENCE_BUDGET_RECORDS", default=5)
