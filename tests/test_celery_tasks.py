@@ -13,6 +13,7 @@ from config.celery import TASK_QUEUES, AppTask, app, is_transient, task
 APP_TASKS = {
     "agent.process_question": "agent",
     "agent.sweep_questions": "agent",
+    "agent.training_job_run": "default",
     "delivery.expire_send_leases": "delivery",
     "monitoring.run_monitor": "monitoring",
     "monitoring.notify_alerts": "monitoring",
@@ -53,8 +54,12 @@ def test_every_task_of_the_apps_is_declared_with_the_decorator():
         assert 0 < registered.soft_time_limit < registered.time_limit, name
         assert TASK_QUEUES[name] == APP_TASKS[name]
         assert app.amqp.router.route({}, name)["queue"].name == APP_TASKS[name]
-    # Only the question run is safe to deliver twice (it claims its question by compare-and-set).
-    assert [name for name, registered in declared.items() if registered.acks_late] == ["agent.process_question"]
+    # Only tasks safe to deliver twice: the question run claims its question by compare-and-set, the training job
+    # takes its pending rows under SKIP LOCKED.
+    assert sorted(name for name, registered in declared.items() if registered.acks_late) == [
+        "agent.process_question",
+        "agent.training_job_run",
+    ]
 
 
 def test_a_transient_error_is_retried_in_the_caller_without_a_broker():
