@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from edge import simulator
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DROP_CONNECTION = "drop-connection"  # close the connection without handling the request
 ANSWER_LOST = "answer-lost"  # handle the request, then close the connection without answering
@@ -63,6 +65,43 @@ class CrashingSender:
 
     def send_attachment(self, **kwargs):
         return self._around(lambda: self.inner.send_attachment(**kwargs))
+
+
+class KilledDuringSend:
+    """Wraps the real sender and 'kills the process' while its Nth send command is still running.
+
+    The simulator's tool is started on the client DB's simulated clock and left running (it lands its message when
+    it would have exited); `after_seconds` of simulated time pass; then the sender dies before the command returns.
+    """
+
+    def __init__(self, inner, *, db_path: Path, faults_path: Path, clock, nth: int = 1, after_seconds: float = 5.0):
+        self.inner, self.db_path, self.faults_path, self.clock = inner, db_path, faults_path, clock
+        self.nth, self.after_seconds, self.sends = nth, after_seconds, 0
+
+    def _around(self, call, *, room_key: str, kind: str, content: str):
+        self.sends += 1
+        if self.sends != self.nth:
+            return call()
+        faults = simulator.load_faults(str(self.faults_path))
+        simulator.fake_send(
+            self.db_path, room_key=room_key, kind=kind, content=content, faults=faults, leave_running=True
+        )
+        self.clock.sleep(self.after_seconds)
+        raise SimulatedCrash("killed while the send command was still running")
+
+    def send_text(self, **kwargs):
+        content = Path(kwargs["text_file"]).read_text(encoding="utf-8")
+        return self._around(
+            lambda: self.inner.send_text(**kwargs), room_key=kwargs["room_key"], kind="text", content=content
+        )
+
+    def send_attachment(self, **kwargs):
+        return self._around(
+            lambda: self.inner.send_attachment(**kwargs),
+            room_key=kwargs["room_key"],
+            kind=kwargs["kind"],
+            content=Path(kwargs["path"]).name,
+        )
 
 
 @dataclass
