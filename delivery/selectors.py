@@ -12,6 +12,15 @@ def send_job_get(*, job_id: int) -> SendJob | None:
     return SendJob.objects.select_related("room").prefetch_related("items").filter(pk=job_id).first()
 
 
+def sender_job_get(*, job_id: int, device: Device) -> SendJob | None:
+    """The job if `device` claimed it last (it holds the lease, or held it until it ended or lapsed), else None.
+
+    Another device's job, or one nobody gave this device, is answered exactly like a missing one: a sender cannot
+    learn which job ids exist. Its own job stays visible so it can be told its lease is gone.
+    """
+    return SendJob.objects.select_related("room").prefetch_related("items").filter(pk=job_id, claimed_by=device).first()
+
+
 def send_job_item_get(*, job: SendJob, index: int) -> SendJobItem | None:
     return SendJobItem.objects.filter(job=job, index=index).first()
 

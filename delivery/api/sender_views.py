@@ -49,8 +49,12 @@ _DEVICE_ERRORS = {
 }
 _JOB_ERRORS = {
     **_DEVICE_ERRORS,
-    404: OpenApiResponse(SendErrorSerializer, description='`{"error": "SEND_JOB_NOT_FOUND"}`'),
-    409: OpenApiResponse(SendErrorSerializer, description='`{"error": "LEASE_NOT_HELD"}`'),
+    404: OpenApiResponse(
+        SendErrorSerializer, description='`{"error": "SEND_JOB_NOT_FOUND"}`: no such job, or not this device\'s'
+    ),
+    409: OpenApiResponse(
+        SendErrorSerializer, description='`{"error": "LEASE_NOT_HELD"}`: this device\'s lease on the job is gone'
+    ),
 }
 
 
@@ -166,10 +170,11 @@ class _SenderApi(APIView):
 
 
 class _SenderJobApi(_SenderApi):
-    """A job endpoint: 404 for a job that does not exist, 409 when the calling device does not hold its lease."""
+    """A job endpoint: 404 for a job that does not exist or is not this device's, 409 when the device's own lease
+    on it is gone."""
 
     def job_or_not_found(self, job_id: int) -> tuple[SendJob | None, Response | None]:
-        job = selectors.send_job_get(job_id=job_id)
+        job = selectors.sender_job_get(job_id=job_id, device=self.request.user)
         if job is None:
             return None, _error("SEND_JOB_NOT_FOUND", status.HTTP_404_NOT_FOUND)
         return job, None

@@ -267,22 +267,29 @@ class TestSenderFlow:
 
         assert client.post(CLAIM, {}, format="json").status_code == 204
 
-    def test_another_device_gets_409_lease_not_held_on_every_job_call(self, staff_client, room, sender):
+    def test_another_devices_job_is_answered_exactly_like_a_missing_one(self, staff_client, room, sender):
+        """A job leased to another sender, or one this sender never claimed, is 404 SEND_JOB_NOT_FOUND on every
+        job call, byte for byte the answer for an id that does not exist: job ids cannot be probed."""
         job_id = _request_send(staff_client, _body(room)).json()["job"]["id"]
+        queued_id = _request_send(staff_client, _body(room, text="다른 안내"), key="key-2").json()["job"]["id"]
         sender[1].post(CLAIM, {}, format="json")
         _, other = _device_client(rooms=[room])
-        calls = [
-            lambda: other.post(_job_url(job_id, "heartbeat"), {}, format="json"),
-            lambda: other.post(_job_url(job_id, "progress"), {"state": "sending"}, format="json"),
-            lambda: other.post(_job_url(job_id, "result"), {"outcome": "sent"}, format="json"),
-            lambda: other.get(f"/api/v1/sender/jobs/{job_id}/items/1/content"),
-        ]
+        missing_id = queued_id + 1000
 
-        for call in calls:
-            response = call()
-            assert response.status_code == 409
-            assert response.json() == {"error": "LEASE_NOT_HELD"}
+        def calls(target_id):
+            return [
+                other.post(_job_url(target_id, "heartbeat"), {}, format="json"),
+                other.post(_job_url(target_id, "progress"), {"state": "sending"}, format="json"),
+                other.post(_job_url(target_id, "result"), {"outcome": "sent"}, format="json"),
+                other.get(f"/api/v1/sender/jobs/{target_id}/items/1/content"),
+            ]
+
+        for leased, never_claimed, missing in zip(calls(job_id), calls(queued_id), calls(missing_id), strict=True):
+            assert (leased.status_code, leased.content) == (404, b'{"error":"SEND_JOB_NOT_FOUND"}')
+            assert (never_claimed.status_code, never_claimed.content) == (leased.status_code, leased.content)
+            assert (missing.status_code, missing.content) == (leased.status_code, leased.content)
         assert SendJob.objects.get(pk=job_id).state == "claimed"
+        assert SendJob.objects.get(pk=queued_id).state == "queued"
 
     def test_a_lapsed_lease_is_not_held_any_more(self, staff_client, room, sender):
         """After the sweep the job is `unknown`; the former holder's report is a 409 and nobody can claim it."""

@@ -120,6 +120,7 @@ class FakeJob:
     state: str = "queued"
     attempt: int = 1
     holder: str | None = None  # token holding the lease
+    claimed_by: str | None = None  # token that claimed it last
     contents: dict[int, bytes] = field(default_factory=dict)
 
     def as_json(self) -> dict:
@@ -181,6 +182,13 @@ class FakeEdgeServer:
                 item.setdefault("content_url", f"/api/v1/sender/jobs/{job.id}/items/{item['index']}/content")
         self.jobs[job.id] = job
         return job
+
+    def give_to_another_device(self, job_id: int) -> None:
+        """The job went to another sender (staff re-queued it and another device claimed it)."""
+        with self._lock:
+            job = self.jobs[job_id]
+            job.holder = job.claimed_by = "another-sender-token"
+            job.state = "claimed"
 
     def take_lease_away(self, job_id: int) -> None:
         """What the server does when a lease lapses: the job becomes unknown and nobody holds it."""
@@ -259,13 +267,14 @@ class FakeEdgeServer:
         if path == "/api/v1/sender/claim":
             for job in sorted(self.jobs.values(), key=lambda job: job.id):
                 if job.state == "queued":
-                    job.state, job.holder = "claimed", token
+                    job.state, job.holder, job.claimed_by = "claimed", token, token
                     return 200, {"job": job.as_json()}
             return 204, {}
         parts = path.strip("/").split("/")  # api v1 sender jobs {id} ...
         job = self.jobs.get(int(parts[4]))
-        if job is None:
-            return 404, {"error": "NOT_FOUND"}
+        if job is None or job.claimed_by != token:
+            # Like the server: another device's job is answered exactly like a missing one.
+            return 404, {"error": "SEND_JOB_NOT_FOUND"}
         if action_is_repeated_report(job, parts, body, self.results):
             return 200, job.as_json()
         if job.holder != token:

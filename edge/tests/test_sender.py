@@ -455,6 +455,27 @@ def test_a_job_whose_lease_was_lost_during_the_crash_is_not_touched(
     assert not list((state_dir / "jobs").glob("job-*.json"))
 
 
+def test_a_job_given_to_another_device_during_the_crash_is_not_touched(
+    fake_server, client_db, make_runner, faults_file, state_dir
+):
+    """Staff re-queued the job and another sender claimed it: the server answers it as not found; the restart
+    closes it locally as a lost lease and sends nothing."""
+    faults_file(drop={"text": [1]})
+    fake_server.add_job(_job(1, _text(0)))
+    first = make_runner()
+    first.sender = CrashingSender(first.sender, crash_after=1)
+    with pytest.raises(SimulatedCrash):
+        first.run_once()
+    fake_server.give_to_another_device(1)
+
+    result = make_runner().run_once()
+
+    assert result.outcomes == {1: JobOutcome.LEASE_LOST}
+    assert 1 not in fake_server.results
+    assert _send_count(client_db, "text") == 1
+    assert not list((state_dir / "jobs").glob("job-*.json"))
+
+
 def test_a_lease_lost_while_waiting_stops_the_resend(fake_server, client_db, make_runner, faults_file, sim_clock):
     """The resend needs a confirmed lease; the server says it is gone, so the dropped text is not resent."""
     faults_file(drop={"text": [1]})
