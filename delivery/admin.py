@@ -39,7 +39,6 @@ class DeviceAdmin(admin.ModelAdmin):
         "created_by",
         "created_at",
         "pairing_expires_at",
-        "pairing_attempts",
         "paired_at",
         "last_seen_at",
         "revoked_at",

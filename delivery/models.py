@@ -23,7 +23,6 @@ class Device(models.Model):
     token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     pairing_code_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     pairing_expires_at = models.DateTimeField("코드 만료", null=True, blank=True, editable=False)
-    pairing_attempts = models.PositiveIntegerField("코드 실패 횟수", default=0, editable=False)
     client_name = models.CharField("기기가 알린 이름", max_length=100, blank=True, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False

@@ -140,6 +140,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Reverse proxies in front of the app: 0 takes the client address from the connection and ignores a
+    # client-supplied X-Forwarded-For (which would otherwise let anyone pick the address a limit counts against).
+    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vendor CS Agent API",
@@ -171,7 +174,11 @@ LOGGING = {
 
 # --- edge devices and pairing ---
 PAIRING_CODE_TTL_MINUTES = env.int("PAIRING_CODE_TTL_MINUTES", default=10)
-PAIRING_CODE_MAX_ATTEMPTS = env.int("PAIRING_CODE_MAX_ATTEMPTS", default=5)
+# Failed redeems of /devices/pair allowed within a sliding window, per client address (an IPv6 /64) and in total;
+# past either limit the endpoint answers 429 without looking at the code.
+PAIRING_FAILURE_WINDOW_MINUTES = env.int("PAIRING_FAILURE_WINDOW_MINUTES", default=10)
+PAIRING_FAILURES_PER_ADDRESS = env.int("PAIRING_FAILURES_PER_ADDRESS", default=5)
+PAIRING_FAILURES_GLOBAL = env.int("PAIRING_FAILURES_GLOBAL", default=100)
 
 # --- conversation upload ---
 UPLOAD_MAX_MESSAGES = env.int("UPLOAD_MAX_MESSAGES", default=1000)

@@ -6,11 +6,13 @@ from delivery.services.devices import (
     device_authenticate,
     device_heartbeat,
     device_pair,
+    device_pair_attempt,
     device_pairing_code_issue,
     device_register,
     device_revoke,
     device_touch,
 )
+from delivery.services.pairing_limits import PairingRateLimited
 from delivery.services.send_jobs import (
     IdempotencyKeyReused,
     LeaseNotHeld,
@@ -35,9 +37,11 @@ from delivery.services.send_jobs import (
 __all__ = [
     "DeviceRevoked",
     "PairingCodeInvalid",
+    "PairingRateLimited",
     "device_authenticate",
     "device_heartbeat",
     "device_pair",
+    "device_pair_attempt",
     "device_pairing_code_issue",
     "device_register",
     "device_revoke",

@@ -1,9 +1,11 @@
 """Writes for edge devices: registration, pairing codes, pairing, token checks, revocation, liveness.
 
-Pairing follows seed 004. A pairing code is a short, human-typed secret, so it is kept only as a keyed hash,
-shown once, lives for `PAIRING_CODE_TTL_MINUTES` and is redeemed by one compare-and-set UPDATE (a read
-followed by a write would let one code pair twice). Every failure is the same `PairingCodeInvalid`, so the
-outside cannot tell an unknown code from an expired, used or exhausted one.
+A pairing code is a short, human-typed secret, so it is kept only as a keyed hash, shown once, lives for
+`PAIRING_CODE_TTL_MINUTES` and is redeemed by one compare-and-set UPDATE (a read followed by a write would let
+one code pair twice). Every failure is the same `PairingCodeInvalid`, so the outside cannot tell an unknown code
+from an expired or used one. A wrong code cannot be tied to the code it was meant for, so it changes no row;
+guessing is bounded by the failure limits per client address and in total (`pairing_limits`), which refuse an
+attempt before its code is looked at.
 
 Re-pairing: an active device may get a new code. Its current token keeps working until the new code is
 redeemed; the redeem replaces the token hash in the same UPDATE, so from then on only the new token works.
@@ -17,11 +19,12 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from delivery.models import Device
+from delivery.services.pairing_limits import client_address_scope, pairing_attempt_begin
 from monitoring.models import AuditEvent
 from monitoring.services import audit_record
 
@@ -64,7 +67,6 @@ def _live_code_filter(now) -> Q:
     return Q(
         pairing_code_hash__isnull=False,
         pairing_expires_at__gt=now,
-        pairing_attempts__lt=settings.PAIRING_CODE_MAX_ATTEMPTS,
         status__in=[Device.Status.PENDING, Device.Status.ACTIVE],
     )
 
@@ -88,8 +90,8 @@ def device_register(*, name: str, role: str, actor) -> Device:
 def device_pairing_code_issue(*, device: Device, actor) -> str:
     """Give the device a fresh one-time code and return it in plain text; this is the only time it exists.
 
-    Replaces any earlier code on the same row (never adds a row) and resets the attempt count. An active
-    device keeps its current token until the new code is redeemed. Raises `DeviceRevoked` for a revoked device.
+    Replaces any earlier code on the same row (never adds a row). An active device keeps its current token
+    until the new code is redeemed. Raises `DeviceRevoked` for a revoked device.
     """
     expires_at = timezone.now() + timedelta(minutes=settings.PAIRING_CODE_TTL_MINUTES)
     not_revoked = Device.objects.filter(pk=device.pk).exclude(status=Device.Status.REVOKED)
@@ -99,7 +101,7 @@ def device_pairing_code_issue(*, device: Device, actor) -> str:
             try:
                 with transaction.atomic():
                     stored = not_revoked.update(
-                        pairing_code_hash=_pairing_code_hash(code), pairing_expires_at=expires_at, pairing_attempts=0
+                        pairing_code_hash=_pairing_code_hash(code), pairing_expires_at=expires_at
                     )
                 break
             except IntegrityError:
@@ -119,19 +121,29 @@ def device_pairing_code_issue(*, device: Device, actor) -> str:
     return code
 
 
+def device_pair_attempt(*, code: str | None, client_name: str | None, client_address: str) -> tuple[Device, str]:
+    """An anonymous redeem from `client_address`: the failure limits first, then `device_pair`.
+
+    `code` or `client_name` None stands for a request that named no usable value: a failure like a wrong code.
+    Raises `PairingRateLimited` (nothing looked at) or `PairingCodeInvalid` (counted as a failure).
+    """
+    attempt = pairing_attempt_begin(client_address=client_address)
+    try:
+        if code is None or client_name is None:
+            raise PairingCodeInvalid()
+        paired = device_pair(code=code, client_name=client_name)
+    except PairingCodeInvalid:
+        logger.warning("Failed pairing attempt from %s.", client_address_scope(client_address))
+        raise
+    attempt.succeeded()
+    return paired
+
+
 def device_pair(*, code: str, client_name: str) -> tuple[Device, str]:
     """Redeem a pairing code; return the device and its new token (shown once, stored only as a hash).
 
-    The redeem is one compare-and-set UPDATE over the code's hash, its expiry and its attempt count, so two
-    concurrent redeems of one code give exactly one success.
-
-    Attempt limit: a wrong code cannot be tied to the row it was meant for, so every failed redeem counts
-    one attempt against every live code (one UPDATE). After `PAIRING_CODE_MAX_ATTEMPTS` failures anywhere
-    all codes outstanding at that moment are spent and staff issue new ones. Guessing therefore gets at most
-    that many tries per issued code, at the price that stray failures can burn codes of other devices.
-    The failure count is written in its own transaction; a caller's outer transaction must not roll it back.
-
-    Every failure raises `PairingCodeInvalid`.
+    The redeem is one compare-and-set UPDATE over the code's hash and its expiry, so two concurrent redeems of
+    one code give exactly one success. A failure writes nothing. Every failure raises `PairingCodeInvalid`.
     """
     normalised = pairing_code_normalise(code)
     token = secrets.token_urlsafe(32)
@@ -146,21 +158,18 @@ def device_pair(*, code: str, client_name: str) -> tuple[Device, str]:
             client_name=client_name,
             pairing_code_hash=None,
             pairing_expires_at=None,
-            pairing_attempts=0,
         )
-        if redeemed:
-            device = Device.objects.get(token_hash=token_hash)
-            audit_record(
-                actor_kind=AuditEvent.ActorKind.DEVICE,
-                actor_id=device.pk,
-                action="device.pair",
-                target=device,
-                data={"client_name": client_name},
-            )
-            return device, token
-    burned = Device.objects.filter(_live_code_filter(now)).update(pairing_attempts=F("pairing_attempts") + 1)
-    logger.warning("Failed pairing attempt; counted against %d live pairing code(s).", burned)
-    raise PairingCodeInvalid()
+        if not redeemed:
+            raise PairingCodeInvalid()
+        device = Device.objects.get(token_hash=token_hash)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.DEVICE,
+            actor_id=device.pk,
+            action="device.pair",
+            target=device,
+            data={"client_name": client_name},
+        )
+    return device, token
 
 
 def device_revoke(*, device: Device, actor) -> None:
