@@ -10,13 +10,12 @@ import mimetypes
 from django.http import FileResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, OpenApiTypes, extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import BasicAuthentication, SessionAuthentication
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from delivery import selectors
-from delivery.api.authentication import DeviceTokenAuthentication
+from delivery.api.authentication import DeviceTokenAuthentication, StaffSessionAuthentication
 from delivery.api.permissions import IsSenderDevice
 from delivery.api.sender_serializers import (
     PROGRESS_STATE_CHOICES,
@@ -72,8 +71,7 @@ def _invalid(detail) -> Response:
 class SendRequestApi(APIView):
     """Create a send job under an `Idempotency-Key`; a retry with the same key answers from the job's real state."""
 
-    # Basic first: an anonymous caller gets a 401 challenge rather than a bare 403.
-    authentication_classes = [BasicAuthentication, SessionAuthentication]
+    authentication_classes = [StaffSessionAuthentication]
     permission_classes = [IsAdminUser]
 
     class InputSerializer(serializers.Serializer):

@@ -176,7 +176,7 @@ class TestSendRequests:
         assert response.json() == {"error": "ROOM_NOT_FOUND"}
 
     def test_only_staff_may_request_sends(self, room):
-        """Anonymous → 401 (Basic challenge); a non-staff user → 403; a device token is not staff either."""
+        """Anonymous → 401; a non-staff user → 403; a device token is not staff either."""
         anonymous = APIClient()
         assert _request_send(anonymous, _body(room)).status_code == 401
         member = APIClient()
@@ -186,16 +186,44 @@ class TestSendRequests:
         assert _request_send(device_client, _body(room)).status_code == 401
         assert not SendJob.objects.exists()
 
-    def test_basic_authentication_works_for_scripts(self, room):
+    def test_basic_authentication_is_refused_without_hashing_the_password(self, room, monkeypatch):
+        """A staff password over HTTP Basic is not accepted, right or wrong, and no password hash is computed:
+        each check costs a full key-derivation, which let a few connections starve the upload workers."""
         user = StaffUserFactory(is_staff=True)
         user.set_password("s3cret-pass")
         user.save()
-        client = APIClient()
-        client.credentials(
-            HTTP_AUTHORIZATION="Basic " + base64.b64encode(f"{user.username}:s3cret-pass".encode()).decode()
+        hashed = []
+        monkeypatch.setattr(
+            "django.contrib.auth.hashers.check_password", lambda *args, **kwargs: hashed.append(args) or True
+        )
+        monkeypatch.setattr(type(user), "check_password", lambda self, raw: hashed.append(raw) or True)
+
+        for password in ("s3cret-pass", "wrong"):
+            client = APIClient()
+            client.credentials(
+                HTTP_AUTHORIZATION="Basic " + base64.b64encode(f"{user.username}:{password}".encode()).decode()
+            )
+            response = _request_send(client, _body(room), key=f"key-{password}")
+            assert response.status_code == 401
+            assert response.json()["error"] == "NOT_AUTHENTICATED"
+        assert hashed == []
+        assert not SendJob.objects.exists()
+
+    def test_a_staff_session_needs_the_csrf_token(self, room):
+        """The staff session is the way in, with Django's CSRF check like every form of the admin."""
+        user = StaffUserFactory(is_staff=True)
+        client = APIClient(enforce_csrf_checks=True)
+        client.force_login(user)
+
+        refused = _request_send(client, _body(room))
+        client.get("/admin/")  # the admin page sets the CSRF cookie
+        token = client.cookies["csrftoken"].value
+        accepted = client.post(
+            SEND_REQUESTS, _body(room), format="json", headers={"Idempotency-Key": "key-1", "X-CSRFToken": token}
         )
 
-        assert _request_send(client, _body(room)).status_code == 201
+        assert refused.status_code == 403
+        assert accepted.status_code == 201
 
 
 @pytest.mark.django_db
