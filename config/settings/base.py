@@ -343,6 +343,9 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
 }
 
 # --- monitoring ---
+# Opens the details of GET /api/v1/health (paths, hosts, counts, reasons) to `Authorization: Bearer <token>`;
+# empty: only staff see them, on the admin health page. Anyone else gets the status words.
+HEALTH_TOKEN = env("HEALTH_TOKEN", default="")
 BUSINESS_TIME_ZONE = env("BUSINESS_TIME_ZONE", default="Asia/Seoul")
 BUSINESS_DAYS = env.list("BUSINESS_DAYS", cast=int, default=[1, 2, 3, 4, 5])  # ISO weekdays, Monday = 1
 BUSINESS_HOURS_START = env("BUSINESS_HOURS_START", default="09:00")
