@@ -174,6 +174,8 @@ LOGGING = {
 
 # --- edge devices and pairing ---
 PAIRING_CODE_TTL_MINUTES = env.int("PAIRING_CODE_TTL_MINUTES", default=10)
+# Lifetime of a device token from pairing or rotation; 0: tokens do not expire. Devices rotate in the last third.
+DEVICE_TOKEN_TTL_DAYS = env.int("DEVICE_TOKEN_TTL_DAYS", default=0)
 # Failed redeems of /devices/pair allowed within a sliding window, per client address (an IPv6 /64) and in total;
 # past either limit the endpoint answers 429 without looking at the code.
 PAIRING_FAILURE_WINDOW_MINUTES = env.int("PAIRING_FAILURE_WINDOW_MINUTES", default=10)

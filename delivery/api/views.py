@@ -1,4 +1,4 @@
-"""Device endpoints: pairing (the only unauthenticated one) and heartbeat."""
+"""Device endpoints: pairing (the only unauthenticated one), heartbeat and the device's own token."""
 
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -12,7 +12,14 @@ from delivery.api.authentication import DeviceTokenAuthentication
 from delivery.api.permissions import IsDevice
 from delivery.api.serializers import DeviceErrorSerializer, DeviceRoomSerializer, RateLimitedErrorSerializer
 from delivery.models import Device
-from delivery.services import PairingCodeInvalid, PairingRateLimited, device_heartbeat, device_pair_attempt
+from delivery.selectors import device_token_rotation_due
+from delivery.services import (
+    PairingCodeInvalid,
+    PairingRateLimited,
+    device_heartbeat,
+    device_pair_attempt,
+    device_token_rotate,
+)
 
 PAIRING_CODE_INVALID = "PAIRING_CODE_INVALID"
 
@@ -131,3 +138,69 @@ class DeviceHeartbeatApi(APIView):
         serializer.is_valid(raise_exception=True)
         device_heartbeat(device=request.user, rooms=serializer.validated_data.get("rooms", []))
         return Response(self.OutputSerializer({"ok": True, "server_time": timezone.now()}).data)
+
+
+_TOKEN_ERRORS = {401: OpenApiResponse(DeviceErrorSerializer, description='`{"error": "DEVICE_TOKEN_INVALID"}`')}
+
+
+class DeviceTokenApi(APIView):
+    """The calling device's token: when it expires and whether the device should rotate it now."""
+
+    authentication_classes = [DeviceTokenAuthentication]
+    permission_classes = [IsDevice]
+
+    class OutputSerializer(serializers.Serializer):
+        device_id = serializers.IntegerField(source="pk")
+        role = serializers.ChoiceField(choices=Device.Role.choices)
+        expires_at = serializers.DateTimeField(source="token_expires_at", allow_null=True)
+        rotation_due = serializers.BooleanField()
+
+        class Meta:
+            ref_name = "DeviceTokenOutput"
+
+    @extend_schema(
+        operation_id="devices_token",
+        summary="The calling device's token status",
+        description=(
+            "`rotation_due` is true in the last third of the token's life (`DEVICE_TOKEN_TTL_DAYS`) or when staff "
+            "asked for a rotation; the device then calls `/devices/token/rotate`."
+        ),
+        responses={200: OutputSerializer, **_TOKEN_ERRORS},
+    )
+    def get(self, request):
+        device = request.user
+        device.rotation_due = device_token_rotation_due(device=device)
+        return Response(self.OutputSerializer(device).data)
+
+
+class DeviceTokenRotateApi(APIView):
+    """Issue the calling device a new token; it replaces the current one at its first use."""
+
+    authentication_classes = [DeviceTokenAuthentication]
+    permission_classes = [IsDevice]
+
+    class OutputSerializer(serializers.Serializer):
+        token = serializers.CharField()
+
+        class Meta:
+            ref_name = "DeviceTokenRotateOutput"
+
+    @extend_schema(
+        operation_id="devices_token_rotate",
+        summary="Rotate the calling device's token",
+        description=(
+            "Returns a new token, once. The current token keeps working until the new one is first used; from "
+            "then on only the new one works, with a fresh expiry. Rotating again before that replaces the new "
+            "one. Responses carry `Cache-Control: no-store`."
+        ),
+        request=None,
+        responses={200: OutputSerializer, **_TOKEN_ERRORS},
+    )
+    def post(self, request):
+        token = device_token_rotate(device=request.user)
+        return Response(self.OutputSerializer({"token": token}).data)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response["Cache-Control"] = "no-store"
+        return response

@@ -1,6 +1,7 @@
 """Writes of the delivery app. Device functions live in `devices`; import them from here."""
 
 from delivery.services.devices import (
+    DeviceNotPaired,
     DeviceRevoked,
     PairingCodeInvalid,
     device_authenticate,
@@ -10,6 +11,8 @@ from delivery.services.devices import (
     device_pairing_code_issue,
     device_register,
     device_revoke,
+    device_token_rotate,
+    device_token_rotation_request,
     device_touch,
 )
 from delivery.services.pairing_limits import PairingRateLimited
@@ -35,6 +38,7 @@ from delivery.services.send_jobs import (
 )
 
 __all__ = [
+    "DeviceNotPaired",
     "DeviceRevoked",
     "PairingCodeInvalid",
     "PairingRateLimited",
@@ -45,6 +49,8 @@ __all__ = [
     "device_pairing_code_issue",
     "device_register",
     "device_revoke",
+    "device_token_rotate",
+    "device_token_rotation_request",
     "device_touch",
 ]
 # Send jobs (delivery.services.send_jobs).

@@ -10,6 +10,12 @@ attempt before its code is looked at.
 Re-pairing: an active device may get a new code. Its current token keeps working until the new code is
 redeemed; the redeem replaces the token hash in the same UPDATE, so from then on only the new token works.
 A revoked device is final: it gets no new code (register a new device instead).
+
+Tokens: a token lives `DEVICE_TOKEN_TTL_DAYS` from its issue (0: no expiry); past it every call is refused
+like an unknown token. The device rotates its own token (`device_token_rotate`): the new one is held as
+`pending_token_hash` and replaces the current one at its first use, so a device whose answer got lost keeps
+its working token, and a device that stored the new one switches over by using it. Rotation is due in the
+last third of a token's life, or when staff ask for it (`device_token_rotation_request`).
 """
 
 import hashlib
@@ -46,6 +52,10 @@ class PairingCodeInvalid(Exception):
 
 class DeviceRevoked(Exception):
     """The device is revoked; it cannot get a pairing code or be revoked again."""
+
+
+class DeviceNotPaired(Exception):
+    """The device holds no token (pending or revoked): there is nothing to rotate."""
 
 
 def pairing_code_normalise(code: str) -> str:
@@ -158,6 +168,7 @@ def device_pair(*, code: str, client_name: str) -> tuple[Device, str]:
             client_name=client_name,
             pairing_code_hash=None,
             pairing_expires_at=None,
+            **_fresh_token_fields(now),
         )
         if not redeemed:
             raise PairingCodeInvalid()
@@ -186,6 +197,7 @@ def device_revoke(*, device: Device, actor) -> None:
                 status=Device.Status.REVOKED,
                 revoked_at=now,
                 token_hash=None,
+                pending_token_hash=None,
                 pairing_code_hash=None,
                 pairing_expires_at=None,
             )
@@ -197,11 +209,99 @@ def device_revoke(*, device: Device, actor) -> None:
 
 
 def device_authenticate(token: str) -> Device | None:
-    """The active device holding this token, or None. Read from the database every time, so a revoke
-    takes effect on the very next request."""
+    """The active device holding this token, or None. Read from the database every time, so a revoke takes
+    effect on the very next request; an expired token is None like an unknown one.
+
+    One indexed query. A device's rotated token (see `device_token_rotate`) also matches, and its first use
+    makes it the device's only token.
+    """
     if not token:
         return None
-    return Device.objects.filter(token_hash=_token_hash(token), status=Device.Status.ACTIVE).first()
+    presented = _token_hash(token)
+    now = timezone.now()
+    device = (
+        Device.objects.filter(Q(token_hash=presented) | Q(pending_token_hash=presented), status=Device.Status.ACTIVE)
+        .filter(Q(token_expires_at__isnull=True) | Q(token_expires_at__gt=now))
+        .first()
+    )
+    if device is None or device.token_hash == presented:
+        return device
+    return _pending_token_promote(device, presented=presented, now=now)
+
+
+def _pending_token_promote(device: Device, *, presented: str, now) -> Device | None:
+    """The rotated token was used: it becomes the device's token (compare-and-set), with a fresh expiry."""
+    fresh = _fresh_token_fields(now)
+    with transaction.atomic():
+        promoted = Device.objects.filter(
+            pk=device.pk, pending_token_hash=presented, status=Device.Status.ACTIVE
+        ).update(token_hash=presented, **fresh)
+        if not promoted:
+            # A revoke or another rotation won the race; a concurrent first use of the same token promoted it.
+            return Device.objects.filter(pk=device.pk, token_hash=presented, status=Device.Status.ACTIVE).first()
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.DEVICE,
+            actor_id=device.pk,
+            action="device.token_rotate",
+            target=device,
+            data={"expires_at": fresh["token_expires_at"].isoformat() if fresh["token_expires_at"] else None},
+        )
+    device.token_hash = presented
+    for name, value in fresh.items():
+        setattr(device, name, value)
+    return device
+
+
+def device_token_rotate(*, device: Device) -> str:
+    """Give the device a new token and return it in plain text (shown once, stored only as a hash).
+
+    The current token keeps working until the new one is first used; rotating again before that replaces the
+    new one. An unused new token is refused once the current token has expired. Raises `DeviceNotPaired`
+    for a device without a token.
+    """
+    token = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        stored = Device.objects.filter(pk=device.pk, status=Device.Status.ACTIVE, token_hash__isnull=False).update(
+            pending_token_hash=_token_hash(token)
+        )
+        if not stored:
+            raise DeviceNotPaired(device.pk)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.DEVICE,
+            actor_id=device.pk,
+            action="device.token_rotation_begin",
+            target=device,
+        )
+    return token
+
+
+def device_token_rotation_request(*, device: Device, actor) -> None:
+    """Staff ask the device to rotate its token; it learns so from its token status and rotates on its next
+    run. Raises `DeviceNotPaired` for a device without a token."""
+    now = timezone.now()
+    with transaction.atomic():
+        requested = Device.objects.filter(pk=device.pk, status=Device.Status.ACTIVE, token_hash__isnull=False).update(
+            token_rotation_requested_at=now
+        )
+        if not requested:
+            raise DeviceNotPaired(device.pk)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.STAFF,
+            actor_id=actor.pk,
+            action="device.token_rotation_request",
+            target=device,
+        )
+    device.token_rotation_requested_at = now
+
+
+def _fresh_token_fields(now) -> dict:
+    ttl_days = settings.DEVICE_TOKEN_TTL_DAYS
+    return {
+        "token_issued_at": now,
+        "token_expires_at": now + timedelta(days=ttl_days) if ttl_days else None,
+        "token_rotation_requested_at": None,
+        "pending_token_hash": None,
+    }
 
 
 def device_touch(*, device: Device) -> None:
