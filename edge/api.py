@@ -105,6 +105,27 @@ class EdgeApi:
             return self._json(response)
         raise self._unexpected(response)
 
+    def token_status(self) -> dict:
+        """`{"device_id", "role", "expires_at", "rotation_due"}` of the token this client sends."""
+        response = self._request("GET", "/api/v1/devices/token")
+        if response.status_code == 200:
+            return self._json(response)
+        raise self._unexpected(response)
+
+    def token_rotate(self) -> str:
+        """A new token for this device; the current one keeps working until the new one is first used."""
+        response = self._request("POST", "/api/v1/devices/token/rotate", json={})
+        if response.status_code == 200:
+            token = self._json(response).get("token")
+            if isinstance(token, str) and token:
+                return token
+            raise UnexpectedResponse("token rotation answer has no token", status=200)
+        raise self._unexpected(response)
+
+    def use_token(self, token: str) -> None:
+        """Send `token` from the next request on."""
+        self._client.headers["Authorization"] = f"Bearer {token}"
+
     # --- upload ---
 
     def upload(self, *, batch_id: str, messages: list[dict]) -> dict:

@@ -139,6 +139,10 @@ class FakeEdgeServer:
     def __init__(self, tokens: dict[str, str] | None = None):
         self.tokens = tokens if tokens is not None else {"upload-token": "uploader", "send-token": "sender"}
         self.pairing_codes: dict[str, dict] = {}
+        self.pending_tokens: dict[str, str] = {}  # new token -> the token it replaces at its first use
+        self.rotation_due: set[str] = set()  # tokens the server asks to rotate
+        self.token_expiry: dict[str, str] = {}
+        self.rotations = 0
         self.scripted: dict[str, list[ScriptedResponse]] = {}
         self.calls: list[tuple[str, str, dict]] = []
         self.batches: dict[str, dict] = {}
@@ -252,9 +256,26 @@ class FakeEdgeServer:
             if code is None:
                 return 400, {"error": "PAIRING_CODE_INVALID"}
             return 201, code
+        if token in self.pending_tokens:  # like the server: a rotated token takes over at its first use
+            replaced = self.pending_tokens.pop(token)
+            self.tokens[token] = self.tokens.pop(replaced)
+            self.rotation_due.discard(replaced)
         role = self.tokens.get(token)
         if role is None:
             return 401, {"error": "DEVICE_TOKEN_INVALID"}
+        if path == "/api/v1/devices/token":
+            return 200, {
+                "device_id": 3,
+                "role": role,
+                "expires_at": self.token_expiry.get(token),
+                "rotation_due": token in self.rotation_due,
+            }
+        if path == "/api/v1/devices/token/rotate":
+            self.rotations += 1
+            self.pending_tokens = {new: old for new, old in self.pending_tokens.items() if old != token}
+            new_token = f"rotated-token-{self.rotations}"
+            self.pending_tokens[new_token] = token
+            return 200, {"token": new_token}
         if path == "/api/v1/devices/heartbeat":
             self.device_heartbeats.append(body)
             return 200, {"ok": True, "server_time": "2026-11-30T10:00:00+09:00"}
