@@ -1,4 +1,5 @@
-"""`python -m edge pair|upload|send`: the command line of the edge programs. Exit codes: edge.errors.ExitCode."""
+"""`python -m edge pair|upload|send|rotate-token`: the command line of the edge programs. Exit codes:
+edge.errors.ExitCode."""
 
 import argparse
 import logging
@@ -17,6 +18,7 @@ from edge.errors import ClientDbError, ConfigError, EdgeError, ExitCode
 from edge.message_sender import CommandMessageSender
 from edge.sender import JOBS_DIR, SendJobRunner
 from edge.statefiles import RunLock, atomic_write_json, ensure_private_dir, read_json, remove_stale_temp_files
+from edge.token_rotation import TokenRotator
 from edge.uploader import CHECKPOINT_FILE, Uploader, device_label
 
 logger = logging.getLogger("edge")
@@ -49,6 +51,8 @@ def main(argv: list[str] | None = None, *, clock: Clock | None = None, environ=N
         config = load_config(args.config, environ=environ)
         if args.command == "pair":
             return _pair(config, code=args.code, name=args.name, force=args.force)
+        if args.command == "rotate-token":
+            return _rotate_token(config, clock=clock)
         return _run_program(args.command, config, loop_seconds=args.loop, clock=clock)
     except EdgeError as exc:
         logger.error("%s", exc)
@@ -79,6 +83,11 @@ def _parser() -> argparse.ArgumentParser:
     pair.add_argument("code")
     pair.add_argument("--name", help="name this machine reports (default: its host name)")
     pair.add_argument("--force", action="store_true", help="replace an existing pairing")
+
+    commands.add_parser(
+        "rotate-token",
+        help="replace this device's token with a new one now (upload and send also do it when the server asks)",
+    )
 
     for name, help_text in (("upload", "upload new chat messages"), ("send", "claim and deliver send jobs")):
         program = commands.add_parser(name, help=help_text)
@@ -142,6 +151,16 @@ def _pair(config: EdgeConfig, *, code: str, name: str | None, force: bool) -> in
     return ExitCode.OK
 
 
+def _rotate_token(config: EdgeConfig, *, clock: Clock) -> int:
+    credentials = load_credentials(config)
+    if config.token:
+        raise ConfigError("the token comes from the configuration (token / VCS_EDGE_TOKEN): it cannot be rotated here")
+    state_dir = ensure_private_dir(config.state_dir)
+    with EdgeApi(server_url=credentials.server_url, token=credentials.token, timeouts=_timeouts(config)) as api:
+        TokenRotator(api=api, device_file=state_dir / DEVICE_FILE, clock=clock).rotate()
+    return ExitCode.OK
+
+
 def load_credentials(config: EdgeConfig) -> DeviceCredentials:
     stored = read_json(config.state_dir / DEVICE_FILE) or {}
     token = config.token or stored.get("token", "")
@@ -202,9 +221,25 @@ def _run_program(command: str, config: EdgeConfig, *, loop_seconds: float | None
                 match_attachments_by_name=config.client_db.match_attachments_by_name,
             )
             run_once = _send_pass(runner)
+        if config.token:
+            logger.debug("token from the configuration: not rotated by this program")
+        else:
+            run_once = _with_token_rotation(
+                run_once, TokenRotator(api=api, device_file=state_dir / DEVICE_FILE, clock=clock)
+            )
         if loop_seconds is None:
             return run_once()[0]
         return _loop(run_once, interval=loop_seconds, clock=clock)
+
+
+def _with_token_rotation(
+    run_once: Callable[[], tuple[int, float | None]], rotator: TokenRotator
+) -> Callable[[], tuple[int, float | None]]:
+    def run_with_rotation() -> tuple[int, float | None]:
+        rotator.rotate_if_due()
+        return run_once()
+
+    return run_with_rotation
 
 
 def _upload_pass(uploader: Uploader) -> Callable[[], tuple[int, float | None]]:

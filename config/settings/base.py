@@ -136,6 +136,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Reverse proxies in front of the app: 0 takes the client address from the connection and ignores a
+    # client-supplied X-Forwarded-For (which would otherwise let anyone pick the address a limit counts against).
+    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vendor CS Agent API",
@@ -167,7 +170,13 @@ LOGGING = {
 
 # --- edge devices and pairing ---
 PAIRING_CODE_TTL_MINUTES = env.int("PAIRING_CODE_TTL_MINUTES", default=10)
-PAIRING_CODE_MAX_ATTEMPTS = env.int("PAIRING_CODE_MAX_ATTEMPTS", default=5)
+# Lifetime of a device token from pairing or rotation; 0: tokens do not expire. Devices rotate in the last third.
+DEVICE_TOKEN_TTL_DAYS = env.int("DEVICE_TOKEN_TTL_DAYS", default=0)
+# Failed redeems of /devices/pair allowed within a sliding window, per client address (an IPv6 /64) and in total;
+# past either limit the endpoint answers 429 without looking at the code.
+PAIRING_FAILURE_WINDOW_MINUTES = env.int("PAIRING_FAILURE_WINDOW_MINUTES", default=10)
+PAIRING_FAILURES_PER_ADDRESS = env.int("PAIRING_FAILURES_PER_ADDRESS", default=5)
+PAIRING_FAILURES_GLOBAL = env.int("PAIRING_FAILURES_GLOBAL", default=100)
 
 # --- conversation upload ---
 UPLOAD_MAX_MESSAGES = env.int("UPLOAD_MAX_MESSAGES", default=1000)
@@ -340,6 +349,9 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
 }
 
 # --- monitoring ---
+# Opens the details of GET /api/v1/health (paths, hosts, counts, reasons) to `Authorization: Bearer <token>`;
+# empty: only staff see them, on the admin health page. Anyone else gets the status words.
+HEALTH_TOKEN = env("HEALTH_TOKEN", default="")
 BUSINESS_TIME_ZONE = env("BUSINESS_TIME_ZONE", default="Asia/Seoul")
 BUSINESS_DAYS = env.list("BUSINESS_DAYS", cast=int, default=[1, 2, 3, 4, 5])  # ISO weekdays, Monday = 1
 BUSINESS_HOURS_START = env("BUSINESS_HOURS_START", default="09:00")
