@@ -15,15 +15,6 @@ pytestmark = pytest.mark.django_db
 POLICY_MD = "# 신규 거래처 등록\n\n거래처 코드는 4자리 숫자이며 상담방 이름 앞 괄호 안의 번호입니다.\n"
 
 
-@pytest.fixture
-def hub(tmp_path, settings):
-    """A fresh, empty LightRAG working dir and hub runtime for the test."""
-    settings.LIGHTRAG_WORKING_DIR = str(tmp_path / "lightrag")
-    runtime_reset()
-    yield tmp_path / "lightrag"
-    runtime_reset()
-
-
 def test_a_file_uploaded_in_the_admin_is_ingested_into_its_workspace(hub, admin_client, admin_user):
     """Uploading a Markdown file stores the document, ingests it, titles it from its heading, audits the staff user."""
     upload = SimpleUploadedFile("거래처_등록.md", POLICY_MD.encode("utf-8"), content_type="text/markdown")

@@ -22,15 +22,6 @@ CHILD_RULE = "# 파손 배상\n\n배송 중 파손은 납품 전이면 협력사
 LATE_RULE = "# 분쟁 조정\n\n배상 범위 분쟁은 공정거래 준수팀이 조정하며 조정 전에는 정산에서 차감하지 않습니다.\n"
 
 
-@pytest.fixture
-def hub(tmp_path, settings):
-    """A fresh, empty LightRAG working dir and hub runtime for the test."""
-    settings.LIGHTRAG_WORKING_DIR = str(tmp_path / "lightrag")
-    runtime_reset()
-    yield tmp_path / "lightrag"
-    runtime_reset()
-
-
 def _child_env(**extra) -> dict:
     env = {**os.environ, "PYTHONPATH": str(PROJECT_DIR), "DJANGO_SETTINGS_MODULE": "config.settings.test", **extra}
     env.pop("PYTEST_XDIST_WORKER", None)

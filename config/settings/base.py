@@ -257,6 +257,12 @@ RECORDS_TRGM_WORD_SIMILARITY = env.float("RECORDS_TRGM_WORD_SIMILARITY", default
 # knowledge hub
 # LightRAG on its file storages: one folder, one sub-folder per workspace (production storages: docs/knowledge.md).
 LIGHTRAG_WORKING_DIR = env("LIGHTRAG_WORKING_DIR", default=str(VAR_DIR / "lightrag"))
+# "files": LightRAG's file storages under LIGHTRAG_WORKING_DIR (one host). "postgres": KV, document status and a
+# plain-table graph in the platform's PostgreSQL (DATABASE_URL), vectors in Qdrant when QDRANT_URL is set, else
+# in the working dir's vector files (docs/knowledge.md "Storages").
+KNOWLEDGE_HUB_STORAGE = env("KNOWLEDGE_HUB_STORAGE", default="files")
+# Connections of each process's LightRAG pool to PostgreSQL (LightRAG's own default is 50 per process).
+KNOWLEDGE_HUB_POSTGRES_MAX_CONNECTIONS = env.int("KNOWLEDGE_HUB_POSTGRES_MAX_CONNECTIONS", default=4)
 # How long a caller waits for the hub's event-loop thread: one search, one document ingest.
 KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS", default=10.0)
 KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS", default=900.0)
