@@ -39,7 +39,10 @@ FILE_STORAGE_MODULES = (
 POSTGRES_STORAGE_MODULES = ("lightrag.kg.postgres_impl", "lightrag.kg.pgtable_impl")
 QDRANT_STORAGE_MODULE = "lightrag.kg.qdrant_impl"
 # Drivers LightRAG would otherwise install at run time: (import name, requirement).
-_DRIVERS = {"lightrag.kg.postgres_impl": ("asyncpg", "asyncpg"), QDRANT_STORAGE_MODULE: ("qdrant_client", "qdrant-client")}
+_DRIVERS = {
+    "lightrag.kg.postgres_impl": ("asyncpg", "asyncpg"),
+    QDRANT_STORAGE_MODULE: ("qdrant_client", "qdrant-client"),
+}
 # Variables that would silently put every workspace into one.
 _WORKSPACE_OVERRIDES = ("POSTGRES_WORKSPACE", "QDRANT_WORKSPACE", "REDIS_WORKSPACE")
 

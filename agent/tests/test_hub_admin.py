@@ -6,7 +6,6 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from agent.knowledge.hub import hub_search
-from agent.knowledge.hub_runtime import runtime_reset
 from agent.models import KnowledgeDocument, KnowledgeWorkspace
 from monitoring.models import AuditEvent
 
