@@ -397,7 +397,7 @@ def test_hub_status_reports_ok_then_degraded_when_no_workspace_is_enabled(hub):
     status = hub_status()
     assert status["status"] == "ok" and status["reason"] == ""
     assert status["workspaces"] == {"total": 13, "enabled": 13}
-    assert status["documents"] == {"pending": 0, "ingested": 1, "failed": 0}
+    assert status["documents"] == {"pending": 0, "ingested": 1, "failed": 0, "retired": 0}
     assert status["revisions"]["settlement"] == 1
     assert status["extractor"] == "local"
 
