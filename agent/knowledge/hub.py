@@ -16,6 +16,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import threading
 import time
 from collections import namedtuple
@@ -28,10 +29,10 @@ from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 
-from agent.knowledge import hub_graph
+from agent.knowledge import hub_graph, hub_migrate
 from agent.knowledge.hub_extract import document_chunks, graph_draft_build
 from agent.knowledge.hub_runtime import HubError, lightrag_modules, llm_configured, runtime_get, runtime_problems
-from agent.knowledge.hub_storage import HubStorageError, storage_label
+from agent.knowledge.hub_storage import POSTGRES, HubStorageError, storage_kind, storage_label
 from agent.knowledge.korean_terms import (
     BRAND,
     ORGANIZATION,
@@ -489,6 +490,66 @@ def hub_demo_load(*, directory: Path | None = None, actor="demo") -> dict[str, i
             if document.status == KnowledgeDocument.Status.INGESTED:
                 loaded[folder.name] = loaded.get(folder.name, 0) + 1
     return loaded
+
+
+def hub_storage_migrate(
+    *, source_dir: Path | str | None = None, workspaces: list[str] | None = None, actor=None, progress=None
+) -> dict[str, "hub_migrate.CopyCounts"]:
+    """Copy the file storages of every workspace (or the given slugs) into the configured PostgreSQL storages.
+
+    Nothing is extracted again; copying twice changes nothing (every write is an upsert by LightRAG's ids). Each
+    workspace is copied under its row lock, its revision bumped (every process reloads it) and audited
+    (`knowledge.storage.migrate`). A workspace without files is left out of the result. `progress(slug, stage,
+    count)` is called as each store is copied.
+    """
+    if storage_kind() != POSTGRES:
+        raise KnowledgeHubError(
+            "KNOWLEDGE_HUB_STORAGE=postgres 로 설정한 뒤 실행하세요 (파일 저장소의 내용을 PostgreSQL로 옮깁니다)."
+        )
+    source = Path(source_dir or settings.LIGHTRAG_WORKING_DIR).resolve()
+    target = Path(settings.LIGHTRAG_WORKING_DIR).resolve()
+    rows = KnowledgeWorkspace.objects.order_by("pk")
+    if workspaces:
+        unknown = sorted(set(workspaces) - set(rows.filter(slug__in=workspaces).values_list("slug", flat=True)))
+        if unknown:
+            raise KnowledgeHubError(f"알 수 없는 워크스페이스: {', '.join(unknown)}")
+        rows = rows.filter(slug__in=workspaces)
+    actor_kind, actor_id = _actor_fields(actor)
+    runtime = runtime_get()
+    copied = {}
+    for row in rows:
+        folder = source / row.slug
+        if not hub_migrate.workspace_has_files(folder):
+            continue
+        with transaction.atomic():
+            workspace = KnowledgeWorkspace.objects.select_for_update().get(pk=row.pk)
+            if runtime.storage_names["vector_storage"] == "NanoVectorDBStorage" and source != target:
+                # The vectors stay files beside PostgreSQL: they move to this installation's working dir.
+                (target / workspace.slug).mkdir(parents=True, exist_ok=True)
+                for file_name in hub_migrate.VECTOR_FILES.values():
+                    if (folder / file_name).exists():
+                        shutil.copyfile(folder / file_name, target / workspace.slug / file_name)
+                runtime.call(runtime.workspace_forget(workspace.slug), timeout=5)
+            counts = runtime.call(
+                hub_migrate.workspace_copy_from_files(
+                    runtime,
+                    workspace.slug,
+                    workspace.revision,
+                    folder=folder,
+                    progress=lambda stage, count, slug=workspace.slug: progress and progress(slug, stage, count),
+                ),
+                timeout=settings.KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS,
+            )
+            revision = _revision_bump(workspace, runtime)
+            audit_record(
+                actor_kind=actor_kind,
+                actor_id=actor_id,
+                action="knowledge.storage.migrate",
+                target=workspace,
+                data={"source": str(folder), "storage": storage_label(), "revision": revision, **vars(counts)},
+            )
+        copied[workspace.slug] = counts
+    return copied
 
 
 def document_text_decode(raw: bytes) -> str:
