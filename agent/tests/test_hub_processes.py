@@ -15,11 +15,19 @@ from django.db import connection
 from agent.knowledge.hub import hub_document_ingest, hub_search
 from agent.knowledge.hub_runtime import runtime_get, runtime_reset
 from agent.models import KnowledgeWorkspace
+from agent.tests.conftest import hub_storage_use
 
 PROJECT_DIR = Path(settings.BASE_DIR)
 CLAIM_RULE = "# 클레임 답변 기한\n\n클레임 1차 답변은 접수 후 24시간 안에 등록해야 합니다.\n"
 CHILD_RULE = "# 파손 배상\n\n배송 중 파손은 납품 전이면 협력사가, 센터 보관 중이면 유통사가 배상합니다.\n"
 LATE_RULE = "# 분쟁 조정\n\n배상 범위 분쟁은 공정거래 준수팀이 조정하며 조정 전에는 정산에서 차감하지 않습니다.\n"
+
+
+@pytest.fixture
+def files_hub(tmp_path, settings):
+    """The runtime alone (no storage-specific behaviour is tested): the file storages only."""
+    yield hub_storage_use(settings, tmp_path, "files")
+    runtime_reset()
 
 
 def _child_env(**extra) -> dict:
@@ -118,7 +126,7 @@ def _runtime_in_forked_child(queue):
     queue.put((runtime.pid, runtime.call(pid_on_loop(), timeout=10)))
 
 
-def test_a_forked_child_gets_its_own_loop_thread_and_runtime(hub):
+def test_a_forked_child_gets_its_own_loop_thread_and_runtime(files_hub):
     """Celery prefork: the child must not use the parent's loop (it has no thread there); it starts its own."""
     parent = runtime_get()
     context = multiprocessing.get_context("fork")
@@ -180,7 +188,7 @@ def test_importing_lightrag_loads_no_env_file_and_no_database_storage_module(tmp
     assert report["lightrag_log_level"] == 30
 
 
-def test_the_runtime_refuses_to_wait_on_its_own_loop(hub):
+def test_the_runtime_refuses_to_wait_on_its_own_loop(files_hub):
     """A coroutine running on the hub loop that calls back into `call` would deadlock: it raises instead."""
     runtime = runtime_get()
 
