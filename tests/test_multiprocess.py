@@ -1,8 +1,9 @@
 """Several processes, one platform: two gunicorn workers take uploads, two Celery worker processes answer, on
-PostgreSQL and Redis, with the FAQ index in Qdrant's local folder (one worker owns it and serves the others).
+PostgreSQL and Redis, with the FAQ index in Qdrant's local folder (one process owns it and serves the others).
 
 50 tagged questions are uploaded concurrently in two rounds with an FAQ edit between them: every question is
-answered once, no answer after the edit uses the old FAQ text, and `/api/v1/health` answers ok on every poll.
+answered once, no answer after the edit uses the old FAQ text, `/api/v1/health` answers ok on every poll, and
+one of the platform's processes owns the FAQ folder.
 """
 
 import concurrent.futures
@@ -221,8 +222,9 @@ def test_two_web_and_two_worker_processes_answer_every_question_once_with_the_cu
     ][:3]
     owner = faq_index_owner()
     assert owner["held"] and not owner["this_process"]
-    worker_groups = {processes["worker1"].pid, processes["worker2"].pid}
-    assert os.getpgid(owner["owner"]["pid"]) in worker_groups, "a Celery worker process owns the FAQ folder"
+    # Whichever process needed the index first owns it: a Celery worker, or a gunicorn worker (a health check).
+    platform_groups = {process.pid for process in processes.values()}
+    assert os.getpgid(owner["owner"]["pid"]) in platform_groups, "one of the platform's processes owns the folder"
     for name in ("worker1", "worker2"):
         log = (logs / f"{name}.log").read_text(errors="replace")
         assert "Traceback" not in log, log[-3000:]

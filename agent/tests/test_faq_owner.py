@@ -19,8 +19,10 @@ PROJECT_DIR = Path(django_settings.BASE_DIR)
 
 OWNER_SCRIPT = """
 import sys
+from agent.knowledge.embeddings import embedder_get
 from agent.knowledge.faq_index import faq_index_sync, faq_index_owner
 faq_index_sync()
+embedder_get().embed_documents(["준비"])  # the model loaded before serving: the test is about routing, not cold start
 print("owner", faq_index_owner()["this_process"], flush=True)
 sys.stdin.read()  # serve until the test closes stdin
 """

@@ -213,7 +213,8 @@ QDRANT_PATH = env("QDRANT_PATH", default=str(VAR_DIR / "qdrant"))
 QDRANT_TIMEOUT_SECONDS = env.int("QDRANT_TIMEOUT_SECONDS", default=10)
 FAQ_COLLECTION_PREFIX = env("FAQ_COLLECTION_PREFIX", default="faq")  # + embedder name, e.g. faq_use_m3
 # Local mode: how long a process waits for the process that owns the folder to answer one index call / a rebuild.
-FAQ_INDEX_OWNER_TIMEOUT_SECONDS = env.float("FAQ_INDEX_OWNER_TIMEOUT_SECONDS", default=10.0)
+# The owner answers one call at a time, and its first write may include loading the embedding model.
+FAQ_INDEX_OWNER_TIMEOUT_SECONDS = env.float("FAQ_INDEX_OWNER_TIMEOUT_SECONDS", default=30.0)
 FAQ_INDEX_REBUILD_TIMEOUT_SECONDS = env.float("FAQ_INDEX_REBUILD_TIMEOUT_SECONDS", default=1800.0)
 # FAQ retrieval (seed 001). Dense score thresholds belong to one embedding model, so they are per provider:
 # the OpenAI-compatible defaults are the seed's; the local ones are calibrated on the demo FAQ (docs/knowledge.md).
