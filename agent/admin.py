@@ -157,9 +157,15 @@ class FaqEntryAdmin(admin.ModelAdmin):
         if form.is_valid():
             query, mode = form.cleaned_data["query"], form.cleaned_data["mode"]
             if mode == "semantic":
-                semantic, trace = faq_search_traced(query, limit=20)
-                if trace.vector_error:
-                    self.message_user(request, f"FAQ 색인을 사용할 수 없습니다: {trace.vector_error}", messages.ERROR)
+                try:
+                    semantic, trace = faq_search_traced(query, limit=20)
+                except FaqIndexUnavailable as error:
+                    self.message_user(request, f"FAQ 색인을 사용할 수 없습니다: {error}", messages.ERROR)
+                else:
+                    if trace.vector_error:
+                        self.message_user(
+                            request, f"FAQ 색인을 사용할 수 없습니다: {trace.vector_error}", messages.ERROR
+                        )
             else:
                 keyword = faq_keyword_search(query, field=form.cleaned_data["field"] or "both")
         context = self._context(

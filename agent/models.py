@@ -260,6 +260,7 @@ class KnowledgeDocument(models.Model):
         PENDING = "pending", "대기"
         INGESTED = "ingested", "반영됨"
         FAILED = "failed", "실패"
+        RETIRED = "retired", "보관(검색 제외)"
 
     class Extractor(models.TextChoices):
         LOCAL = "local", "로컬 추출기"
@@ -280,6 +281,8 @@ class KnowledgeDocument(models.Model):
     entity_count = models.PositiveIntegerField("엔터티 수", default=0)
     relation_count = models.PositiveIntegerField("관계 수", default=0)
     ingested_at = models.DateTimeField("반영 시각", null=True, blank=True)
+    # LightRAG's ids of the chunks the last ingest wrote: what removing the document takes out of the hub.
+    hub_chunk_ids = models.JSONField("청크 ID", default=list, blank=True, editable=False)
     created_at = models.DateTimeField("등록 시각", auto_now_add=True)
 
     class Meta:
@@ -298,6 +301,40 @@ class KnowledgeDocument(models.Model):
     def hub_doc_id(self) -> str:
         """The document's id inside LightRAG (chunk `full_doc_id`, file path prefix)."""
         return f"doc-{self.pk}"
+
+
+class KnowledgeDocumentVersion(models.Model):
+    """A read-only snapshot of a hub document after each change (text included); kept when the document is deleted,
+    so a replaced or deleted text can be seen and restored."""
+
+    class Reason(models.TextChoices):
+        CREATED = "created", "등록"
+        REPLACED = "replaced", "본문 교체"
+        RETIRED = "retired", "보관(검색 제외)"
+        RESTORED = "restored", "복원"
+        DELETED = "deleted", "삭제"
+
+    document = models.ForeignKey(
+        KnowledgeDocument, verbose_name="지식 문서", null=True, on_delete=models.SET_NULL, related_name="versions"
+    )
+    document_ref = models.PositiveBigIntegerField("문서 ID")  # survives deletion of the document
+    workspace_slug = models.SlugField("워크스페이스", max_length=50)
+    reason = models.CharField("사유", max_length=32, choices=Reason.choices)
+    title = models.CharField("제목", max_length=300)
+    content = models.TextField("본문")
+    sha256 = models.CharField("본문 해시", max_length=64)
+    status = models.CharField("상태", max_length=16)
+    actor = models.CharField("작업자", max_length=150, blank=True)
+    created_at = models.DateTimeField("시각", auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "지식 문서 버전"
+        verbose_name_plural = "지식 문서 버전"
+        indexes = [models.Index(fields=["document_ref", "-created_at"], name="knowledgeversion_document_ref")]
+
+    def __str__(self):
+        return f"문서#{self.document_ref} {self.get_reason_display()}"
 
 
 # --- answering: runs, evidence, draft rounds, tool calls, staff reviews ---

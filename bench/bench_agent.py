@@ -16,15 +16,15 @@ de-duplicated) and the bare `vendor_records_search` that scenario A's tool runs.
 own stage boundaries (`stage_ms` keys) timed in float milliseconds; time spent inside retrieval tools and
 inside the fake model is measured separately so that what is left is the pipeline's own overhead.
 
---throughput (real processes): gunicorn (2 sync workers) serves the upload API, TWO Celery worker processes
-(`celery -A config worker -Q default,agent,delivery,monitoring -c 1 --pool prefork`, started twice) answer with
-the local answerer (the default provider), broker and cache on Redis DB 5. M tagged questions (the external
-matched-room questions of eval.jsonl, repeated) are posted at once through `POST /api/v1/uploads`; the run waits
-until every one has a terminal status and reports questions/min and the time from the *accepted* marker to the
-*result* marker. Baseline in the same run: the same M questions again with one warm worker (the other stopped).
-The local Qdrant folder can be opened by one process only; the run counts per worker how many questions found
-the FAQ index unavailable (that worker then answers from the FAQ keyword retry, records and hub), and keeps the
-worker holding the folder for the baseline. Everything started here is stopped, also on error.
+--throughput (real processes): gunicorn (2 sync workers) serves the upload API, N Celery worker processes
+(`celery -A config worker -Q default,agent,delivery,monitoring -c 1 --pool prefork`, started N times; `--workers
+4,2,1` runs one phase per count, most first) answer with the local answerer (the default provider), broker and
+cache on Redis DB 5. M tagged questions (the external matched-room questions of eval.jsonl, repeated) are posted
+at once through `POST /api/v1/uploads` per phase; each phase waits until every one has a terminal status and
+reports questions/min and the time from the *accepted* marker to the *result* marker. The local Qdrant folder
+is owned by one worker, which serves the FAQ index to the others (`agent.knowledge.faq_index`); between phases
+the workers that do not own it are stopped, and the run counts FAQ searches that found the index unavailable.
+Everything started here is stopped, also on error.
 """
 
 import argparse
@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_agent"
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
-REDIS_DB = 5
+REDIS_DB = int(os.environ.get("BENCH_REDIS_DB", "5"))  # another number while a test suite uses 5
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_DB}"
 PORT = 8766
 KST = ZoneInfo("Asia/Seoul")
@@ -68,7 +68,7 @@ INTEGRATION_VARIABLES = (
 )
 STAGES = ("rewrite", "tool_loop", "forced_retrieval", "finalize_if_empty", "verification")
 TERMINAL = ("answered", "held", "blocked", "no_evidence", "failed")
-FAQ_UNAVAILABLE = "FAQ vector search unavailable"  # agent.knowledge.faq logs it when the index cannot be opened
+FAQ_UNAVAILABLE = "FaqIndexUnavailable"  # a worker that could not reach the FAQ index (logged with the traceback)
 
 
 def main():
@@ -79,6 +79,7 @@ def main():
     parser.add_argument("--questions", type=int, help="questions timed (default 200 overhead, 120 throughput)")
     parser.add_argument("--warmup", type=int, default=4, help="throughput: questions answered before timing")
     parser.add_argument("--timeout", type=int, default=900, help="throughput: seconds to wait for the answers")
+    parser.add_argument("--workers", default="4,2,1", help="throughput: worker process counts, one phase each")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="vcs_bench_agent_"))
@@ -90,7 +91,8 @@ def main():
         if args.overhead:
             _overhead(args.questions or 200)
         else:
-            _throughput(env, workdir, args.questions or 120, args.warmup, args.timeout)
+            counts = sorted({int(value) for value in args.workers.split(",")}, reverse=True)
+            _throughput(env, workdir, args.questions or 120, args.warmup, args.timeout, counts)
     finally:
         _close_django()
         _drop_database()
@@ -457,7 +459,7 @@ def _own(run: dict) -> float:
 # --- throughput --------------------------------------------------------------------------------------------
 
 
-def _throughput(env: dict, workdir: Path, count: int, warmup: int, timeout: int):
+def _throughput(env: dict, workdir: Path, count: int, warmup: int, timeout: int, worker_counts: list[int]):
     loaded = _demo_data_load()
     token = _uploader_token()
     cases = _eval_cases(external_only=True)
@@ -466,7 +468,7 @@ def _throughput(env: dict, workdir: Path, count: int, warmup: int, timeout: int)
     _close_django()
 
     # 20 s apart in `sent_at` over all phases, so a repeated question in a room is never taken for a resend.
-    planned = warmup + 2 * count
+    planned = warmup + len(worker_counts) * count
     first = datetime.now(tz=KST) - timedelta(seconds=20 * planned + 60)
     sent_at = (first + timedelta(seconds=20 * number) for number in itertools.count())
     server = None
@@ -474,18 +476,23 @@ def _throughput(env: dict, workdir: Path, count: int, warmup: int, timeout: int)
     phases = {}
     try:
         server = _start_gunicorn(env, workdir)
-        for number in (1, 2):
+        for number in range(1, max(worker_counts) + 1):
             workers[f"bench{number}"] = _start_worker(env, workdir, number)
         _wait_for_server()
-        _wait_for_workers(2)
-        print(f"gunicorn and 2 workers up; demo data {loaded}", file=sys.stderr)
+        _wait_for_workers(len(workers))
+        print(f"gunicorn and {len(workers)} workers up; demo data {loaded}", file=sys.stderr)
         _, warm_seconds = _ask_and_wait(token, cases, warmup, "warm", timeout, sent_at)
-        phases["2 workers"] = _phase(token, cases, count, "two", timeout, workers, sent_at)
-        # Baseline: the same questions with one warm worker — the one that holds the Qdrant folder, so every
-        # question of this phase has FAQ vector search.
-        degraded = max(workers, key=lambda name: _count_in(workers[name][1], FAQ_UNAVAILABLE))
-        _stop(degraded, workers[degraded][0])
-        phases["1 worker"] = _phase(token, cases, count, "one", timeout, workers, sent_at, stopped=degraded)
+        running = list(workers)
+        for wanted in worker_counts:
+            # Fewer workers for the next phase: stop those that do not own the FAQ folder (the owner serves the
+            # index to the others; stopping it only moves ownership, at the price of a reload).
+            owner = _faq_owner_worker(workers)
+            while len(running) > wanted:
+                name = next(name for name in reversed(running) if name != owner)
+                _stop(name, workers[name][0])
+                running.remove(name)
+            label = f"{wanted} worker" + ("s" if wanted > 1 else "")
+            phases[label] = _phase(token, cases, count, f"p{wanted}", timeout, workers, sent_at, running=running)
     finally:
         for name, (process, _) in workers.items():
             _stop(name, process)
@@ -494,15 +501,27 @@ def _throughput(env: dict, workdir: Path, count: int, warmup: int, timeout: int)
     _throughput_report(count, warmup, warm_seconds, cases, phases)
 
 
-def _phase(token, cases, count, label, timeout, workers, sent_at, *, stopped=None) -> dict:
+def _faq_owner_worker(workers) -> str | None:
+    """The worker whose process group holds the local FAQ folder (`faq_index_owner`), if one does."""
+    from agent.knowledge.faq_index import faq_index_owner
+
+    owner = (faq_index_owner() or {}).get("owner")
+    if not owner:
+        return None
+    with contextlib.suppress(ProcessLookupError):
+        group = os.getpgid(owner["pid"])
+        return next((name for name, (process, _) in workers.items() if process.pid == group), None)
+    return None
+
+
+def _phase(token, cases, count, label, timeout, workers, sent_at, *, running) -> dict:
     """Answer `count` questions with the running workers; what each worker did and logged in this phase."""
-    running = [name for name in workers if name != stopped]
     warnings_before = {name: _count_in(workers[name][1], FAQ_UNAVAILABLE) for name in running}
     tasks_before = _tasks_per_worker()
     question_ids, wall_seconds = _ask_and_wait(token, cases, count, label, timeout, sent_at)
     tasks_after = _tasks_per_worker()
     return {
-        "workers": running,
+        "workers": list(running),
         "question_ids": question_ids,
         "wall_seconds": wall_seconds,
         "tasks": {name: tasks_after.get(name, 0) - tasks_before.get(name, 0) for name in running},
@@ -686,22 +705,26 @@ def _phase_figures(phase: dict) -> dict:
 def _throughput_report(count, warmup, warm_seconds, cases, phases):
     figures = {name: _phase_figures(phase) for name, phase in phases.items()}
     _close_django()
-    one, two = figures["1 worker"], figures["2 workers"]
+    names = sorted(phases, key=lambda name: len(phases[name]["workers"]))
 
     def row(label, cell):
-        print(f"| {label} | {cell(one, phases['1 worker'])} | {cell(two, phases['2 workers'])} |")
+        print(f"| {label} | " + " | ".join(cell(figures[name], phases[name]) for name in names) + " |")
 
-    print("\n### End-to-end throughput (local answerer, two worker processes)\n")
-    print(f"Command: `.venv/bin/python bench/bench_agent.py --throughput --questions {count} --warmup {warmup}`")
+    print("\n### End-to-end throughput (local answerer, 1, 2 and 4 worker processes)\n")
+    counts = ",".join(str(len(phases[name]["workers"])) for name in names)
     print(
-        "(gunicorn 2 sync workers + 2 × `celery worker -c 1 --pool prefork` on PostgreSQL + Redis, local answerer, "
-        f"Qdrant local folder + LightRAG files. {count} questions — the {len(cases)} external matched-room "
-        f"questions of demo/data/eval.jsonl repeated — posted at once in 10-message uploads, after {warmup} warm-up "
-        f"questions ({warm_seconds:.1f} s incl. cold start). Baseline in the same run: the same {count} questions "
-        "again with one worker, the other stopped.)\n"
+        "Command: `.venv/bin/python bench/bench_agent.py --throughput "
+        f"--questions {count} --warmup {warmup} --workers {counts}`"
     )
-    print("| measure | 1 worker (baseline) | 2 workers |")
-    print("|---|---|---|")
+    print(
+        "(gunicorn 2 sync workers + N × `celery worker -c 1 --pool prefork` on PostgreSQL + Redis, local answerer, "
+        f"Qdrant local folder (one worker owns it and serves the others) + LightRAG files. {count} questions per "
+        f"phase — the {len(cases)} external matched-room questions of demo/data/eval.jsonl repeated — posted at once "
+        f"in 10-message uploads, after {warmup} warm-up questions ({warm_seconds:.1f} s incl. cold start). Phases in "
+        "the same run, most workers first; between phases the workers that do not own the FAQ folder are stopped.)\n"
+    )
+    print("| measure | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
     row(
         "questions/min (first accepted → last result marker)",
         lambda f, p: f"{f['per_minute']:,.0f} ({f['span']:.1f} s)",
@@ -712,25 +735,19 @@ def _throughput_report(count, warmup, warm_seconds, cases, phases):
         lambda f, p: f"{_p50(f['latency']):.2f} s / {_p95(f['latency']):.2f} s",
     )
     row(
-        "— of which queue wait (accepted → run started) p50 / p95",
-        lambda f, p: f"{_p50(f['wait']):.2f} s / {_p95(f['wait']):.2f} s",
-    )
-    row(
         "pipeline in the worker (`latency_ms`) p50 / p95",
         lambda f, p: f"{_p50(f['run_ms']):.0f} / {_p95(f['run_ms']):.0f} ms",
-    )
-    row(
-        "mean `stage_ms` per question (whole ms)",
-        lambda f, p: ", ".join(f"{k} {v:.0f}" for k, v in f["stage_ms"].items() if v >= 1),
     )
     row("mean tool call (`duration_ms`)", lambda f, p: ", ".join(f"{k} {v:.0f}" for k, v in f["tool_ms"].items()))
     row("outcomes", lambda f, p: ", ".join(f"{k} {v}" for k, v in sorted(f["outcomes"].items())))
     row("tasks per worker", lambda f, p: ", ".join(f"{k} {v}" for k, v in p["tasks"].items()))
     row(
-        "FAQ searches without the vector index (folder held by the other process)",
-        lambda f, p: ", ".join(f"{k} {v}" for k, v in p["faq_unavailable"].items()),
+        "FAQ searches without the vector index",
+        lambda f, p: str(sum(p["faq_unavailable"].values())),
     )
-    print(f"\nRatio 2 workers / 1 worker (questions/min): {two['per_minute'] / one['per_minute']:.2f}×. {_load()}")
+    base = figures[names[0]]["per_minute"]
+    ratios = ", ".join(f"{name} {figures[name]['per_minute'] / base:.2f}×" for name in names)
+    print(f"\nRatios to {names[0]} (questions/min): {ratios}. {_load()}")
 
 
 if __name__ == "__main__":

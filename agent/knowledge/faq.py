@@ -6,8 +6,10 @@
 
 Dense candidates are ordered by the reranker, as in the seed, and dropped only under the reranker's floor (0 for
 an HTTP reranker, i.e. the seed). A sparse-only or keyword candidate never passed a semantic threshold, so it is
-kept only when its rerank score clears the low-confidence threshold. When the index or the embedding endpoint is
-unavailable, the search degrades to the keyword retry (a database read) instead of failing the caller.
+kept only when its rerank score clears the low-confidence threshold. When the embedding endpoint is unavailable,
+the search degrades to the keyword retry (a database read, named in the trace); when the index itself is
+unavailable, `FaqIndexUnavailable` is raised — a caller that cannot reach the index is told so, it never gets
+keyword results passed off as the FAQ search.
 """
 
 import logging
@@ -120,7 +122,7 @@ def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[Evi
     query_vector, accepted = None, []
     try:
         query_vector, shortlist = _vector_candidates(query, embedder, thresholds, trace)
-    except (FaqIndexUnavailable, EmbeddingError) as error:
+    except EmbeddingError as error:
         # No vector search this time; the keyword retry below still reads the database.
         logger.warning("FAQ vector search unavailable: %s", error)
         trace.vector_error = str(error)

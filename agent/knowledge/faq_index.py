@@ -1,10 +1,20 @@
 """The Qdrant index of the FAQ store. The database is the source of truth; everything here can be rebuilt from it.
 
 One `QdrantClient` per process, created on first use (so after a Celery/gunicorn fork, never inherited): a
-Qdrant server when `QDRANT_URL` is set, local mode in the `QDRANT_PATH` folder otherwise. Local mode locks its
-folder for one client in one process and is not safe for concurrent writers in threads, so every call in local
-mode holds one process-wide lock, and a process that cannot get the folder raises `FaqIndexUnavailable`; its
-writes stay marked unindexed and the process that holds the folder applies them on its next sync.
+Qdrant server when `QDRANT_URL` is set — every process then reads and writes the server — or local mode in the
+`QDRANT_PATH` folder otherwise. Local mode locks its folder for one client in one process and is not safe for
+concurrent writers in threads, so every local call holds one process-wide lock, and exactly one process owns the
+folder:
+
+- the first process that needs the index finds the folder's lock free (tested with `flock` before any client is
+  built: qdrant-client reads every collection before it tries the lock, seconds at 20,000 entries), opens it,
+  writes `owner.json` (pid, host, start) and serves the index to the others over a Unix socket beside it
+  (`_OwnerServer`);
+- every other process on the host sends its index calls (sync, searches, writes, counts, rebuild) to the owner
+  and gets the owner's answer: the same results, always as fresh as the owner's sync from the database;
+- when the owner is gone its lock is free again and the next caller becomes the owner; a folder held by a client
+  that does not serve (a `QdrantClient(path=…)` in a shell) gives `FaqIndexUnavailable` at once, naming the
+  holder — never a silent fallback. `faq_index_owner()` reports the owner for the health page.
 
 Each point carries three vectors: `dense` (the question, document mode), `passage` ("질문: …\\n답변: …", used
 by the local reranker so it never embeds at query time) and `sparse` (model-free hashed terms of question,
@@ -13,13 +23,21 @@ embedding provider starts a new collection that `rebuild_faq_index` fills.
 """
 
 import contextlib
+import fcntl
+import hashlib
+import json
 import logging
 import os
+import socket
+import struct
+import tempfile
 import threading
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
+from django.db import close_old_connections
 from django.db.models import Max
 from django.utils import timezone
 
@@ -36,7 +54,14 @@ _REOPEN_AFTER_POINTS = 1000  # see _reopen_local
 
 
 class FaqIndexUnavailable(RuntimeError):
-    """The index cannot be reached (server down, or the local folder is held by another process)."""
+    """The index cannot be reached (server down, or the local folder is held by a process that does not serve it)."""
+
+
+class _FolderHeld(FaqIndexUnavailable):
+    """The local folder is locked by another process: the index calls ask that process (the owner) instead."""
+
+    def __init__(self, folder: str):
+        super().__init__(f"the local Qdrant folder {folder} is held by another process (see faq_index_owner())")
 
 
 @dataclass
@@ -47,6 +72,7 @@ class _ClientState:
     collections_ready: set = None
     # id of the newest FaqVersion this process has applied to the index (None: not reconciled yet)
     synced_version_id: dict = None
+    owner_server: object = None  # local mode: serves the folder this process holds to the host's other processes
 
 
 _state = _ClientState(collections_ready=set(), synced_version_id={})
@@ -69,12 +95,17 @@ def _client_config() -> tuple:
 
 
 def faq_index_client():
-    """This process's client; reopened when the configuration changed or the process was forked."""
+    """This process's client; reopened when the configuration changed or the process was forked.
+
+    In local mode the folder's lock is tried first: a folder another process holds raises `_FolderHeld` (the
+    caller then asks that process) without building a client, which would read every collection before failing.
+    """
     config = _client_config()
     with _local_lock:
         if _state.client is not None and _state.config == config and _state.pid == os.getpid():
             return _state.client
         if _state.client is not None and _state.pid == os.getpid():
+            _owner_release()
             _state.client.close()
         from qdrant_client import QdrantClient
 
@@ -87,16 +118,17 @@ def faq_index_client():
             )
         else:
             Path(config[1]).mkdir(parents=True, exist_ok=True)
+            if not _folder_free(config[1]):
+                raise _FolderHeld(config[1])
             try:
                 client = QdrantClient(path=config[1])
             except RuntimeError as error:
-                if "already accessed" in str(error):
-                    raise FaqIndexUnavailable(
-                        f"the local Qdrant folder {config[1]} is held by another process; "
-                        "that process applies FAQ changes on its next search (or set QDRANT_URL)"
-                    ) from error
+                if "already accessed" in str(error):  # taken between the lock test and the open
+                    raise _FolderHeld(config[1]) from error
                 raise
         _state.client, _state.config, _state.pid = client, config, os.getpid()
+        if config[0] == "local":
+            _owner_claim(config[1])
         return client
 
 
@@ -107,7 +139,8 @@ def _forget_client():
 
 
 def faq_index_reset(*, drop: bool = False) -> None:
-    """Close this process's client (releasing a local folder); with `drop`, delete the collection first.
+    """Close this process's client (releasing a local folder and stopping its owner server); with `drop`, delete
+    the collection first.
 
     Tests call it to start from an empty index in a temporary `QDRANT_PATH`.
     """
@@ -118,6 +151,7 @@ def faq_index_reset(*, drop: bool = False) -> None:
             if client.collection_exists(name):
                 client.delete_collection(name)
         if _state.client is not None and _state.pid == os.getpid():
+            _owner_release()
             _state.client.close()
         _forget_client()
 
@@ -212,7 +246,7 @@ def _points(entries) -> list:
     return points
 
 
-def faq_points_upsert(entries) -> int:
+def _local_points_upsert(entries) -> int:
     """Embed and upsert entries; marks them indexed. Returns how many were written."""
     from agent.models import FaqEntry
 
@@ -241,7 +275,7 @@ def _reopen_local() -> None:
         _state.synced_version_id.update(synced)
 
 
-def faq_points_delete(point_ids) -> None:
+def _local_points_delete(point_ids) -> None:
     from qdrant_client import models
 
     point_ids = [str(point_id) for point_id in point_ids]
@@ -249,11 +283,11 @@ def faq_points_delete(point_ids) -> None:
         _call(lambda client, name: client.delete(name, points_selector=models.PointIdsList(points=point_ids)))
 
 
-def faq_index_vector_count() -> int:
+def _local_vector_count() -> int:
     return _call(lambda client, name: client.count(name, exact=True).count)
 
 
-def faq_index_rebuild() -> int:
+def _local_rebuild() -> int:
     """Drop the collection and index every active entry from the database. Returns the number indexed."""
     from agent.models import FaqEntry, FaqVersion
 
@@ -265,12 +299,12 @@ def faq_index_rebuild() -> int:
         _state.collections_ready.discard(name)
         latest_version_id = FaqVersion.objects.aggregate(latest=Max("id"))["latest"] or 0
         FaqEntry.objects.update(indexed_at=None)
-        count = faq_points_upsert(FaqEntry.objects.filter(status=FaqEntry.Status.ACTIVE).order_by("pk").iterator())
+        count = _local_points_upsert(FaqEntry.objects.filter(status=FaqEntry.Status.ACTIVE).order_by("pk").iterator())
         _state.synced_version_id[name] = latest_version_id
     return count
 
 
-def faq_index_sync() -> int:
+def _local_sync() -> int:
     """Apply changes made since this process last looked: one cheap query when nothing changed.
 
     Every FAQ write adds a `FaqVersion` row, so the newest version id is the index revision. The first call in a
@@ -304,8 +338,8 @@ def faq_index_sync() -> int:
             }
             stale = touched - live
             to_index = list(active.filter(indexed_at__isnull=True))
-        faq_points_delete(stale)
-        faq_points_upsert(to_index)
+        _local_points_delete(stale)
+        _local_points_upsert(to_index)
         _state.synced_version_id[name] = latest_version_id
     return len(stale) + len(to_index)
 
@@ -319,7 +353,7 @@ def _all_point_ids(client, name) -> set[str]:
             return point_ids
 
 
-def faq_index_dense_search(vector, *, limit: int, score_threshold: float) -> list:
+def _local_dense_search(vector, *, limit: int, score_threshold: float) -> list:
     return _call(
         lambda client, name: (
             client.query_points(
@@ -335,7 +369,7 @@ def faq_index_dense_search(vector, *, limit: int, score_threshold: float) -> lis
     )
 
 
-def faq_index_stored_vectors(point_ids) -> dict[str, dict]:
+def _local_stored_vectors(point_ids) -> dict[str, dict]:
     """The stored `dense` and `passage` vectors of these points, by point id (missing points are left out)."""
     point_ids = [str(point_id) for point_id in point_ids]
     if not point_ids:
@@ -346,7 +380,7 @@ def faq_index_stored_vectors(point_ids) -> dict[str, dict]:
     return {str(record.id): record.vector or {} for record in records}
 
 
-def faq_index_sparse_search(vector, *, limit: int) -> list:
+def _local_sparse_search(vector, *, limit: int) -> list:
     if not vector.indices:
         return []
     return _call(
@@ -356,3 +390,315 @@ def faq_index_sparse_search(vector, *, limit: int) -> list:
             ).points
         )
     )
+
+
+# --- the index as every caller sees it: this process's client, or the owner's over its socket ----------------------
+
+
+def faq_points_upsert(entries) -> int:
+    """Embed and upsert entries; marks them indexed. Returns how many were written."""
+    entries = list(entries)
+    return _served("upsert", lambda: _local_points_upsert(entries), entry_ids=[entry.pk for entry in entries])
+
+
+def faq_points_delete(point_ids) -> None:
+    point_ids = [str(point_id) for point_id in point_ids]
+    if point_ids:
+        _served("delete", lambda: _local_points_delete(point_ids), point_ids=point_ids)
+
+
+def faq_index_vector_count() -> int:
+    return _served("count", _local_vector_count)
+
+
+def faq_index_rebuild() -> int:
+    """Drop the collection and index every active entry from the database. Returns the number indexed."""
+    return _served("rebuild", _local_rebuild, timeout=settings.FAQ_INDEX_REBUILD_TIMEOUT_SECONDS)
+
+
+def faq_index_sync() -> int:
+    """Apply changes made since the index last looked (see `_local_sync`); in another process than the owner, the
+    owner syncs. Returns the number of points written or deleted."""
+    return _served("sync", _local_sync)
+
+
+def faq_index_dense_search(vector, *, limit: int, score_threshold: float) -> list:
+    vector = [float(value) for value in vector]
+    return _served(
+        "dense_search",
+        lambda: _local_dense_search(vector, limit=limit, score_threshold=score_threshold),
+        vector=vector,
+        limit=limit,
+        score_threshold=score_threshold,
+    )
+
+
+def faq_index_stored_vectors(point_ids) -> dict[str, dict]:
+    """The stored `dense` and `passage` vectors of these points, by point id (missing points are left out)."""
+    point_ids = [str(point_id) for point_id in point_ids]
+    if not point_ids:
+        return {}
+    return _served("stored_vectors", lambda: _local_stored_vectors(point_ids), point_ids=point_ids)
+
+
+def faq_index_sparse_search(vector, *, limit: int) -> list:
+    if not vector.indices:
+        return []
+    return _served(
+        "sparse_search",
+        lambda: _local_sparse_search(vector, limit=limit),
+        vector=vector.model_dump(mode="json"),
+        limit=limit,
+    )
+
+
+def _served(operation: str, local, *, timeout: float | None = None, **arguments):
+    """Run `local` here when this process can use the index itself; else send the operation to the owner."""
+    if _is_local() and not _holds_folder() and not _folder_free(_client_config()[1]):
+        return _owner_ask(operation, arguments, timeout)
+    try:
+        return local()
+    except _FolderHeld:  # another process took the folder between the lock test and the open
+        return _owner_ask(operation, arguments, timeout)
+
+
+def _holds_folder() -> bool:
+    return _state.client is not None and _state.config == _client_config() and _state.pid == os.getpid()
+
+
+def _folder_free(path: str) -> bool:
+    """Whether nobody holds the local folder's lock (`flock` on the `.lock` file qdrant-client locks)."""
+    lock_path = Path(path) / ".lock"
+    if not lock_path.exists():
+        return True
+    with open(lock_path, "r+") as lock_file:
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        fcntl.flock(lock_file, fcntl.LOCK_UN)
+        return True
+
+
+# --- the owner: who holds the local folder, and its socket --------------------------------------------------------
+
+_OWNER_FILE = "owner.json"
+_FRAME = struct.Struct("!I")
+_MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+
+def _owner_socket_path(folder: str) -> str:
+    """A short path (Unix socket paths are limited to ~100 bytes) in a directory only this user can enter."""
+    directory = Path(tempfile.gettempdir()) / f"vcs-faq-index-{os.getuid()}"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    return str(directory / f"{hashlib.sha256(folder.encode()).hexdigest()[:20]}.sock")
+
+
+def faq_index_owner() -> dict:
+    """Which process owns the FAQ index, for the staff health page.
+
+    `{"backend": "server"}` with `QDRANT_URL`; in local mode `{"backend": "local", "folder", "held": bool,
+    "owner": {"pid", "host", "started_at", "socket"} | None, "this_process": bool}` — `owner` is None when nobody
+    holds the folder (the next caller takes it) or the holder is not one of ours (a client in a shell).
+    """
+    if not _is_local():
+        return {"backend": "server", "url": settings.QDRANT_URL}
+    folder = _client_config()[1]
+    this_process = _holds_folder()
+    held = this_process or not _folder_free(folder)
+    owner = None
+    if held:
+        with contextlib.suppress(OSError, ValueError):
+            owner = json.loads((Path(folder) / _OWNER_FILE).read_text())
+    return {"backend": "local", "folder": folder, "held": held, "owner": owner, "this_process": this_process}
+
+
+def _owner_claim(folder: str) -> None:
+    """This process just opened the folder: serve it to the others and say so in `owner.json`."""
+    server = _OwnerServer(_owner_socket_path(folder))
+    _state.owner_server = server
+    record = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "socket": server.path,
+    }
+    (Path(folder) / _OWNER_FILE).write_text(json.dumps(record))
+
+
+def _owner_release() -> None:
+    server, _state.owner_server = _state.owner_server, None
+    if server is not None:
+        server.stop()
+        with contextlib.suppress(OSError):
+            (Path(_state.config[1]) / _OWNER_FILE).unlink()
+
+
+def _frame_send(connection: socket.socket, payload: dict) -> None:
+    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    connection.sendall(_FRAME.pack(len(body)) + body)
+
+
+def _frame_receive(connection: socket.socket) -> dict:
+    header = _receive_exactly(connection, _FRAME.size)
+    (length,) = _FRAME.unpack(header)
+    if length > _MAX_FRAME_BYTES:
+        raise ValueError(f"FAQ index frame of {length} bytes refused")
+    return json.loads(_receive_exactly(connection, length).decode("utf-8"))
+
+
+def _receive_exactly(connection: socket.socket, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = connection.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the FAQ index owner closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _points_decode(points: list[dict]) -> list:
+    from qdrant_client import models
+
+    return [models.ScoredPoint.model_validate(point) for point in points]
+
+
+def _sparse_decode(vector: dict):
+    from qdrant_client import models
+
+    return models.SparseVector.model_validate(vector)
+
+
+# What the owner runs for each operation another process sends: (local function, result encoder, result decoder).
+def _owner_operations() -> dict:
+    from agent.models import FaqEntry
+
+    def points_encode(points):
+        return [point.model_dump(mode="json") for point in points]
+
+    def same(value):
+        return value
+
+    return {
+        "sync": (lambda: _local_sync(), same, same),
+        "count": (lambda: _local_vector_count(), same, same),
+        "rebuild": (lambda: _local_rebuild(), same, same),
+        "upsert": (
+            lambda entry_ids: _local_points_upsert(FaqEntry.objects.filter(pk__in=entry_ids).order_by("pk")),
+            same,
+            same,
+        ),
+        "delete": (lambda point_ids: _local_points_delete(point_ids), same, same),
+        "dense_search": (
+            lambda vector, limit, score_threshold: _local_dense_search(
+                vector, limit=limit, score_threshold=score_threshold
+            ),
+            points_encode,
+            _points_decode,
+        ),
+        "sparse_search": (
+            lambda vector, limit: _local_sparse_search(_sparse_decode(vector), limit=limit),
+            points_encode,
+            _points_decode,
+        ),
+        "stored_vectors": (lambda point_ids: _local_stored_vectors(point_ids), same, same),
+    }
+
+
+def _owner_ask(operation: str, arguments: dict, timeout: float | None):
+    """Send one operation to the process that owns the local folder and return its result.
+
+    No owner answering (it exited, or the holder is a client that does not serve): if the folder has become free
+    this process takes it and runs the operation itself; otherwise `FaqIndexUnavailable` names the holder.
+    """
+    folder = _client_config()[1]
+    path = _owner_socket_path(folder)
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(timeout or settings.FAQ_INDEX_OWNER_TIMEOUT_SECONDS)
+    try:
+        try:
+            connection.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            if _folder_free(folder):
+                local, _, _ = _owner_operations()[operation]
+                return local(**arguments)
+            owner = faq_index_owner()["owner"]
+            holder = f"process {owner['pid']} on {owner['host']} since {owner['started_at']}" if owner else "a client"
+            raise FaqIndexUnavailable(
+                f"the local Qdrant folder {folder} is held by another process ({holder}) that does not serve the "
+                "FAQ index to other processes: stop it, or set QDRANT_URL"
+            ) from None
+        _frame_send(connection, {"operation": operation, "arguments": arguments})
+        reply = _frame_receive(connection)
+    except (OSError, ValueError) as error:
+        raise FaqIndexUnavailable(f"the FAQ index owner did not answer {operation}: {error}") from error
+    finally:
+        connection.close()
+    if "error" in reply:
+        raise FaqIndexUnavailable(f"the FAQ index owner failed {operation}: {reply['error']}")
+    return _owner_operations()[operation][2](reply["result"])
+
+
+class _OwnerServer:
+    """Serves this process's local index to the other processes of the host, one request per connection.
+
+    Requests are handled one at a time on one thread: local-mode calls are serialised by `_local_lock` anyway,
+    and the thread keeps one database connection (the sync and upserts read the FAQ tables). The socket is in a
+    directory only this user can enter.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # left by an owner that died; the folder lock says it is gone
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(path)
+        os.chmod(path, 0o600)
+        self._listener.listen(64)
+        self._listener.settimeout(0.5)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=f"faq-index-owner-{os.getpid()}", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                try:
+                    connection, _ = self._listener.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                with connection:
+                    self._answer(connection)
+        finally:
+            from django.db import connection as database
+
+            database.close()
+
+    def _answer(self, connection: socket.socket) -> None:
+        connection.settimeout(settings.FAQ_INDEX_OWNER_TIMEOUT_SECONDS)
+        try:
+            request = _frame_receive(connection)
+            local, encode, _ = _owner_operations()[request["operation"]]
+        except (OSError, ValueError, KeyError) as error:
+            logger.warning("FAQ index owner: bad request: %s", error)
+            return
+        close_old_connections()
+        try:
+            reply = {"result": encode(local(**request.get("arguments", {})))}
+        except Exception as error:  # the caller gets the failure as FaqIndexUnavailable
+            logger.exception("FAQ index owner: %s failed", request["operation"])
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        with contextlib.suppress(OSError):
+            _frame_send(connection, reply)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)

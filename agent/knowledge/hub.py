@@ -1,9 +1,10 @@
 """The LightRAG knowledge hub: documents into workspaces, evidence out of them, and its health.
 
-Writes (`hub_document_ingest`, `hub_document_reingest`, `hub_demo_load`) lock the workspace row for the whole
-LightRAG write, so writers of one workspace are serialised across processes and hosts, and bump its `revision`
-in the same transaction; readers (`hub_search`) compare the revisions they loaded with the database and reload
-a workspace that changed (see `hub_runtime`).
+Writes (`hub_document_ingest`, `hub_document_reingest`, `hub_document_replace`, `hub_document_retire`,
+`hub_document_restore`, `hub_document_delete`, `hub_demo_load`) lock the workspace row for the whole LightRAG
+write, so writers of one workspace are serialised across processes and hosts, and bump its `revision` in the same
+transaction; readers (`hub_search`) compare the revisions they loaded with the database and reload a workspace
+that changed (see `hub_runtime`). Every change of a document's text or state leaves a `KnowledgeDocumentVersion`.
 
 Retrieval never calls an LLM: the question's keywords are extracted locally (`korean_terms.query_keywords`) and
 given to LightRAG, which returns structured chunks, entities and relations; each becomes an `EvidenceItem`
@@ -15,6 +16,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import threading
 import time
 from collections import namedtuple
@@ -27,9 +29,10 @@ from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 
-from agent.knowledge import hub_graph
+from agent.knowledge import hub_graph, hub_migrate
 from agent.knowledge.hub_extract import document_chunks, graph_draft_build
 from agent.knowledge.hub_runtime import HubError, lightrag_modules, llm_configured, runtime_get, runtime_problems
+from agent.knowledge.hub_storage import POSTGRES, HubStorageError, storage_kind, storage_label
 from agent.knowledge.korean_terms import (
     BRAND,
     ORGANIZATION,
@@ -39,7 +42,7 @@ from agent.knowledge.korean_terms import (
     text_normalise,
 )
 from agent.knowledge.types import EvidenceItem
-from agent.models import KnowledgeDocument, KnowledgeWorkspace
+from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeWorkspace
 from monitoring.services import audit_record
 
 logger = logging.getLogger(__name__)
@@ -148,6 +151,7 @@ def hub_document_ingest(
             },
         )
         if created:
+            _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.CREATED, actor)
             audit_record(
                 actor_kind=actor_kind,
                 actor_id=actor_id,
@@ -157,6 +161,8 @@ def hub_document_ingest(
             )
     if document.status == KnowledgeDocument.Status.INGESTED:
         return document
+    if document.status == KnowledgeDocument.Status.RETIRED:
+        return hub_document_restore(document=document, actor=actor)
     return hub_document_reingest(document=document, actor=actor)
 
 
@@ -172,85 +178,274 @@ def hub_document_reingest(*, document: KnowledgeDocument, actor=None) -> Knowled
 
     One transaction: lock the workspace row (writers of a workspace queue here, across processes), write to
     LightRAG, bump the workspace revision, record the outcome and the audit row. A LightRAG failure is recorded
-    on the document (status `FAILED`) and leaves the revision as it was.
+    on the document (status `FAILED`) and leaves the revision as it was. A retired document comes back
+    (`hub_document_restore` records that as a version).
+    """
+    runtime = runtime_get()
+    with transaction.atomic():
+        workspace, document = _locked(document)
+        return _ingest_locked(runtime, workspace, document, actor=actor, revision_moved=False)
+
+
+def _locked(document: KnowledgeDocument) -> tuple[KnowledgeWorkspace, KnowledgeDocument]:
+    """The workspace row then the document row, locked for the transaction (always in that order)."""
+    workspace = KnowledgeWorkspace.objects.select_for_update().get(pk=document.workspace_id)
+    return workspace, KnowledgeDocument.objects.select_for_update().get(pk=document.pk)
+
+
+def _ingest_locked(runtime, workspace, document, *, actor, revision_moved: bool) -> KnowledgeDocument:
+    """Write the locked document into LightRAG and record the outcome (inside the caller's transaction).
+
+    `revision_moved`: the caller already changed the workspace's LightRAG data in this transaction (a replace
+    removed the old text), so the revision goes up even when this write fails.
     """
     actor_kind, actor_id = _actor_fields(actor)
-    runtime = runtime_get()
     use_llm = llm_configured()
-    with transaction.atomic():
-        workspace = KnowledgeWorkspace.objects.select_for_update().get(pk=document.workspace_id)
-        document = KnowledgeDocument.objects.select_for_update().get(pk=document.pk)
-        file_path = _hub_file_path(document)
-        try:
-            if use_llm:
-                write = hub_graph.document_insert_llm(
-                    runtime,
-                    workspace.slug,
-                    workspace.revision,
-                    doc_id=document.hub_doc_id,
-                    content=document.content,
-                    file_path=file_path,
-                )
-            else:
-                draft = graph_draft_build(
-                    doc_id=document.hub_doc_id,
-                    file_path=file_path,
-                    chunks=document_chunks(document.content, max_chars=settings.KNOWLEDGE_HUB_CHUNK_CHARS),
-                    lexicon=lexicon_get(max_age_seconds=0),
-                    entities_per_chunk=settings.KNOWLEDGE_HUB_ENTITIES_PER_CHUNK,
-                    relations_per_chunk=settings.KNOWLEDGE_HUB_RELATIONS_PER_CHUNK,
-                )
-                write = hub_graph.graph_insert(runtime, workspace.slug, workspace.revision, draft)
-            counts = runtime.call(write, timeout=settings.KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS)
-        except Exception as error:  # LightRAG, the embedder or the LLM failed: record it on the document
-            logger.exception("ingesting knowledge document %s into %s failed", document.pk, workspace.slug)
-            # The instance may hold part of the write: this process reloads the workspace from its files.
-            with contextlib.suppress(HubError):
-                runtime.call(runtime.workspace_forget(workspace.slug), timeout=5)
-            document.status = KnowledgeDocument.Status.FAILED
-            document.error = f"{type(error).__name__}: {error}"[:2000]
-            document.save(update_fields=["status", "error"])
-            audit_record(
-                actor_kind=actor_kind,
-                actor_id=actor_id,
-                action="knowledge.document.fail",
-                target=document,
-                data={"workspace": workspace.slug, "error": document.error[:500]},
+    file_path = _hub_file_path(document)
+    try:
+        if use_llm:
+            write = hub_graph.document_insert_llm(
+                runtime,
+                workspace.slug,
+                workspace.revision,
+                doc_id=document.hub_doc_id,
+                content=document.content,
+                file_path=file_path,
             )
-            return document
-
-        revision = workspace.revision + 1
-        KnowledgeWorkspace.objects.filter(pk=workspace.pk).update(revision=F("revision") + 1, updated_at=timezone.now())
-        document.status = KnowledgeDocument.Status.INGESTED
-        document.extractor = KnowledgeDocument.Extractor.LLM if use_llm else KnowledgeDocument.Extractor.LOCAL
-        document.error = ""
-        document.chunk_count, document.entity_count, document.relation_count = (
-            counts.chunks,
-            counts.entities,
-            counts.relations,
-        )
-        document.ingested_at = timezone.now()
-        document.save()
+        else:
+            draft = graph_draft_build(
+                doc_id=document.hub_doc_id,
+                file_path=file_path,
+                chunks=document_chunks(document.content, max_chars=settings.KNOWLEDGE_HUB_CHUNK_CHARS),
+                lexicon=lexicon_get(max_age_seconds=0),
+                entities_per_chunk=settings.KNOWLEDGE_HUB_ENTITIES_PER_CHUNK,
+                relations_per_chunk=settings.KNOWLEDGE_HUB_RELATIONS_PER_CHUNK,
+            )
+            write = hub_graph.graph_insert(runtime, workspace.slug, workspace.revision, draft)
+        counts = runtime.call(write, timeout=settings.KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS)
+    except Exception as error:  # LightRAG, the embedder or the LLM failed: record it on the document
+        logger.exception("ingesting knowledge document %s into %s failed", document.pk, workspace.slug)
+        # The instance may hold part of the write: this process reloads the workspace from its store.
+        with contextlib.suppress(HubError):
+            runtime.call(runtime.workspace_forget(workspace.slug), timeout=5)
+        document.status = KnowledgeDocument.Status.FAILED
+        document.error = f"{type(error).__name__}: {error}"[:2000]
+        document.hub_chunk_ids = []
+        document.save(update_fields=["status", "error", "content", "sha256", "title", "hub_chunk_ids"])
+        if revision_moved:
+            _revision_bump(workspace)
         audit_record(
             actor_kind=actor_kind,
             actor_id=actor_id,
-            action="knowledge.document.ingest",
+            action="knowledge.document.fail",
             target=document,
-            data={
-                "workspace": workspace.slug,
-                "revision": revision,
-                "extractor": document.extractor,
-                "chunks": counts.chunks,
-                "entities": counts.entities,
-                "relations": counts.relations,
-            },
+            data={"workspace": workspace.slug, "error": document.error[:500]},
         )
-        slug, before = workspace.slug, workspace.revision
-        # This process's copy already holds the write; other processes reload when they see the new revision.
+        return document
+
+    revision = _revision_bump(workspace, runtime)
+    document.status = KnowledgeDocument.Status.INGESTED
+    document.extractor = KnowledgeDocument.Extractor.LLM if use_llm else KnowledgeDocument.Extractor.LOCAL
+    document.error = ""
+    document.chunk_count, document.entity_count, document.relation_count = (
+        counts.chunks,
+        counts.entities,
+        counts.relations,
+    )
+    document.hub_chunk_ids = list(counts.chunk_ids)
+    document.ingested_at = timezone.now()
+    document.save()
+    audit_record(
+        actor_kind=actor_kind,
+        actor_id=actor_id,
+        action="knowledge.document.ingest",
+        target=document,
+        data={
+            "workspace": workspace.slug,
+            "revision": revision,
+            "extractor": document.extractor,
+            "chunks": counts.chunks,
+            "entities": counts.entities,
+            "relations": counts.relations,
+        },
+    )
+    return document
+
+
+def _revision_bump(workspace: KnowledgeWorkspace, runtime=None) -> int:
+    """Announce a change of the workspace's LightRAG data: other processes reload it when they see the revision.
+
+    With `runtime` (this process made the change through its own instance) the loaded copy is marked current once
+    the transaction commits, so this process does not reload what it already holds.
+    """
+    before, after = workspace.revision, workspace.revision + 1
+    KnowledgeWorkspace.objects.filter(pk=workspace.pk).update(revision=F("revision") + 1, updated_at=timezone.now())
+    workspace.revision = after
+    if runtime is not None:
+        slug = workspace.slug
         transaction.on_commit(
-            lambda: runtime.call(runtime.revision_advance(slug, before=before, after=revision), timeout=5)
+            lambda: runtime.call(runtime.revision_advance(slug, before=before, after=after), timeout=5)
+        )
+    return after
+
+
+def _version_record(document: KnowledgeDocument, workspace_slug: str, reason: str, actor) -> KnowledgeDocumentVersion:
+    label = getattr(actor, "get_username", None)
+    return KnowledgeDocumentVersion.objects.create(
+        document=document,
+        document_ref=document.pk,
+        workspace_slug=workspace_slug,
+        reason=reason,
+        title=document.title,
+        content=document.content,
+        sha256=document.sha256,
+        status=document.status,
+        actor=(label() if label else str(actor or "system"))[:150],
+    )
+
+
+def _hub_remove_locked(runtime, workspace: KnowledgeWorkspace, document: KnowledgeDocument):
+    """Take the locked document's chunks, entities and relations out of LightRAG (inside the caller's transaction).
+
+    A document the LLM pipeline extracted is deleted by LightRAG itself (`adelete_by_doc_id`); one the local
+    extractor built is taken out item by item (`hub_graph.document_remove_local`). A pending document never
+    reached the hub. Raises `HubError` when LightRAG fails; the caller's transaction then rolls back.
+    """
+    if document.status in (KnowledgeDocument.Status.PENDING, KnowledgeDocument.Status.RETIRED):
+        return None  # never reached the hub, or already taken out of it
+    if document.extractor == KnowledgeDocument.Extractor.LLM:
+        removal = hub_graph.document_remove_llm(runtime, workspace.slug, workspace.revision, doc_id=document.hub_doc_id)
+    else:
+        others = KnowledgeDocument.objects.filter(
+            workspace=workspace, status=KnowledgeDocument.Status.INGESTED
+        ).exclude(pk=document.pk)
+        kept = {chunk_id for other in others for chunk_id in _chunk_ids(other)}
+        removal = hub_graph.document_remove_local(
+            runtime,
+            workspace.slug,
+            workspace.revision,
+            doc_id=document.hub_doc_id,
+            chunk_ids=_chunk_ids(document),
+            kept_chunk_ids=kept,
+        )
+    try:
+        return runtime.call(removal, timeout=settings.KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS)
+    except Exception:
+        # Part of the removal may be in this process's copy: reload the workspace from its store on next use.
+        with contextlib.suppress(HubError):
+            runtime.call(runtime.workspace_forget(workspace.slug), timeout=5)
+        raise
+
+
+def _chunk_ids(document: KnowledgeDocument) -> list[str]:
+    if document.hub_chunk_ids:
+        return list(document.hub_chunk_ids)
+    return hub_graph.chunk_ids_of(document.content, max_chars=settings.KNOWLEDGE_HUB_CHUNK_CHARS)
+
+
+def _removal_data(workspace, removal) -> dict:
+    data = {"workspace": workspace.slug, "revision": workspace.revision}
+    if removal is not None:
+        data.update(
+            chunks=removal.chunks,
+            entities_deleted=removal.entities_deleted,
+            entities_updated=removal.entities_updated,
+            relations_deleted=removal.relations_deleted,
+            relations_updated=removal.relations_updated,
+        )
+    return data
+
+
+def hub_document_retire(*, document: KnowledgeDocument, actor=None) -> KnowledgeDocument:
+    """Take a document out of the hub but keep its row and text (`retired`): it is no longer evidence, and
+    `hub_document_restore` brings it back. Retiring a retired document changes nothing."""
+    actor_kind, actor_id = _actor_fields(actor)
+    runtime = runtime_get()
+    with transaction.atomic():
+        workspace, document = _locked(document)
+        if document.status == KnowledgeDocument.Status.RETIRED:
+            return document
+        removal = _hub_remove_locked(runtime, workspace, document)
+        _revision_bump(workspace, runtime)
+        document.status = KnowledgeDocument.Status.RETIRED
+        document.error = ""
+        document.save(update_fields=["status", "error"])
+        _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.RETIRED, actor)
+        audit_record(
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            action="knowledge.document.retire",
+            target=document,
+            data=_removal_data(workspace, removal),
         )
     return document
+
+
+def hub_document_restore(*, document: KnowledgeDocument, actor=None) -> KnowledgeDocument:
+    """Ingest a retired document again; returns it `INGESTED`, or `FAILED` with the error."""
+    runtime = runtime_get()
+    with transaction.atomic():
+        workspace, document = _locked(document)
+        if document.status != KnowledgeDocument.Status.RETIRED:
+            raise KnowledgeHubError("보관된 문서만 복원할 수 있습니다.")
+        document = _ingest_locked(runtime, workspace, document, actor=actor, revision_moved=False)
+        _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.RESTORED, actor)
+    return document
+
+
+def hub_document_replace(
+    *, document: KnowledgeDocument, content: str, title: str = "", actor=None
+) -> KnowledgeDocument:
+    """Correct a document: its old text leaves the hub (chunks, entities, relations) and the new one is ingested
+    in the same transaction, so the wrong version never sits beside the corrected one. The old text stays in the
+    version history. The same text as before changes nothing; a text another document of the workspace already
+    has is refused."""
+    content = _content_clean(content)
+    sha256 = hashlib.sha256(content.encode("utf-8")).hexdigest()
+    runtime = runtime_get()
+    actor_kind, actor_id = _actor_fields(actor)
+    with transaction.atomic():
+        workspace, document = _locked(document)
+        if sha256 == document.sha256 and (not title or title.strip() == document.title):
+            return document
+        duplicate = KnowledgeDocument.objects.filter(workspace=workspace, sha256=sha256).exclude(pk=document.pk)
+        if duplicate.exists():
+            raise KnowledgeHubError(f"같은 본문의 문서가 이미 있습니다: {duplicate.first().title}")
+        removal = _hub_remove_locked(runtime, workspace, document)
+        before = {"title": document.title, "sha256": document.sha256, "chars": len(document.content)}
+        document.content, document.sha256 = content, sha256
+        document.title = (title or document.title).strip()[:300]
+        document.hub_chunk_ids = []
+        document = _ingest_locked(runtime, workspace, document, actor=actor, revision_moved=removal is not None)
+        _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.REPLACED, actor)
+        audit_record(
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            action="knowledge.document.replace",
+            target=document,
+            data={**_removal_data(workspace, removal), "before": before, "status": document.status},
+        )
+    return document
+
+
+def hub_document_delete(*, document: KnowledgeDocument, actor=None) -> None:
+    """Take a document out of the hub and delete its row; its last text stays in the version history."""
+    actor_kind, actor_id = _actor_fields(actor)
+    runtime = runtime_get()
+    with transaction.atomic():
+        workspace, document = _locked(document)
+        removal = _hub_remove_locked(runtime, workspace, document)
+        if removal is not None:
+            _revision_bump(workspace, runtime)
+        _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.DELETED, actor)
+        audit_record(
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            action="knowledge.document.delete",
+            target=document,
+            data={**_removal_data(workspace, removal), "title": document.title},
+        )
+        document.delete()
 
 
 def hub_workspace_save(*, workspace: KnowledgeWorkspace, changed_fields: list[str], actor=None) -> KnowledgeWorkspace:
@@ -295,6 +490,66 @@ def hub_demo_load(*, directory: Path | None = None, actor="demo") -> dict[str, i
             if document.status == KnowledgeDocument.Status.INGESTED:
                 loaded[folder.name] = loaded.get(folder.name, 0) + 1
     return loaded
+
+
+def hub_storage_migrate(
+    *, source_dir: Path | str | None = None, workspaces: list[str] | None = None, actor=None, progress=None
+) -> dict[str, "hub_migrate.CopyCounts"]:
+    """Copy the file storages of every workspace (or the given slugs) into the configured PostgreSQL storages.
+
+    Nothing is extracted again; copying twice changes nothing (every write is an upsert by LightRAG's ids). Each
+    workspace is copied under its row lock, its revision bumped (every process reloads it) and audited
+    (`knowledge.storage.migrate`). A workspace without files is left out of the result. `progress(slug, stage,
+    count)` is called as each store is copied.
+    """
+    if storage_kind() != POSTGRES:
+        raise KnowledgeHubError(
+            "KNOWLEDGE_HUB_STORAGE=postgres 로 설정한 뒤 실행하세요 (파일 저장소의 내용을 PostgreSQL로 옮깁니다)."
+        )
+    source = Path(source_dir or settings.LIGHTRAG_WORKING_DIR).resolve()
+    target = Path(settings.LIGHTRAG_WORKING_DIR).resolve()
+    rows = KnowledgeWorkspace.objects.order_by("pk")
+    if workspaces:
+        unknown = sorted(set(workspaces) - set(rows.filter(slug__in=workspaces).values_list("slug", flat=True)))
+        if unknown:
+            raise KnowledgeHubError(f"알 수 없는 워크스페이스: {', '.join(unknown)}")
+        rows = rows.filter(slug__in=workspaces)
+    actor_kind, actor_id = _actor_fields(actor)
+    runtime = runtime_get()
+    copied = {}
+    for row in rows:
+        folder = source / row.slug
+        if not hub_migrate.workspace_has_files(folder):
+            continue
+        with transaction.atomic():
+            workspace = KnowledgeWorkspace.objects.select_for_update().get(pk=row.pk)
+            if runtime.storage_names["vector_storage"] == "NanoVectorDBStorage" and source != target:
+                # The vectors stay files beside PostgreSQL: they move to this installation's working dir.
+                (target / workspace.slug).mkdir(parents=True, exist_ok=True)
+                for file_name in hub_migrate.VECTOR_FILES.values():
+                    if (folder / file_name).exists():
+                        shutil.copyfile(folder / file_name, target / workspace.slug / file_name)
+                runtime.call(runtime.workspace_forget(workspace.slug), timeout=5)
+            counts = runtime.call(
+                hub_migrate.workspace_copy_from_files(
+                    runtime,
+                    workspace.slug,
+                    workspace.revision,
+                    folder=folder,
+                    progress=lambda stage, count, slug=workspace.slug: progress and progress(slug, stage, count),
+                ),
+                timeout=settings.KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS,
+            )
+            revision = _revision_bump(workspace, runtime)
+            audit_record(
+                actor_kind=actor_kind,
+                actor_id=actor_id,
+                action="knowledge.storage.migrate",
+                target=workspace,
+                data={"source": str(folder), "storage": storage_label(), "revision": revision, **vars(counts)},
+            )
+        copied[workspace.slug] = counts
+    return copied
 
 
 def document_text_decode(raw: bytes) -> str:
@@ -451,10 +706,15 @@ def _evidence_items(hits: list, limit: int) -> list[EvidenceItem]:
     document_ids = {_document_id(path) for hit in chosen for path in hit.file_paths} - {None}
     documents = {
         row["pk"]: row
-        for row in KnowledgeDocument.objects.filter(pk__in=document_ids).values("pk", "title", "source", "file_name")
+        for row in KnowledgeDocument.objects.filter(
+            pk__in=document_ids, status=KnowledgeDocument.Status.INGESTED
+        ).values("pk", "title", "source", "file_name")
     }
     items = []
     for hit in chosen:
+        cited = {_document_id(path) for path in hit.file_paths} - {None}
+        if cited and not cited & documents.keys():
+            continue  # every document it came from was retired or deleted meanwhile: never evidence
         document = next(
             (documents[pk] for pk in map(_document_id, hit.file_paths) if pk in documents),
             {"pk": None, "title": "", "source": "", "file_name": ""},
@@ -484,6 +744,13 @@ def _document_id(file_path: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _storage_label() -> str:
+    try:
+        return storage_label()
+    except HubStorageError as error:
+        return str(error)
+
+
 def hub_status() -> dict:
     """The hub's health for `GET /api/v1/health`: `ok`, or `degraded` with the reason."""
     workspaces = list(KnowledgeWorkspace.objects.values_list("slug", "enabled", "revision"))
@@ -500,6 +767,7 @@ def hub_status() -> dict:
         "status": "degraded" if problems else "ok",
         "reason": "; ".join(problems),
         "extractor": "llm" if llm_configured() else "local",
+        "storage": _storage_label(),
         "workspaces": {"total": len(workspaces), "enabled": sum(1 for _, enabled, _ in workspaces if enabled)},
         "documents": {status: documents.get(status, 0) for status in KnowledgeDocument.Status.values},
         "revisions": {slug: revision for slug, _, revision in workspaces},

@@ -8,7 +8,7 @@ import numpy as np
 from django.conf import settings
 
 from agent.knowledge.embeddings import embedder_get
-from agent.knowledge.hub_extract import EntityDraft, GraphDraft, RelationDraft, description_merge
+from agent.knowledge.hub_extract import EntityDraft, GraphDraft, RelationDraft, description_merge, document_chunks
 from agent.knowledge.hub_runtime import HubError, HubRuntime, lightrag_modules
 from agent.knowledge.korean_terms import PROPER_NOUN_KINDS, text_normalise
 
@@ -26,6 +26,19 @@ class IngestCounts:
     chunks: int
     entities: int
     relations: int
+    chunk_ids: tuple[str, ...] = ()  # LightRAG's ids of the document's chunks (what removing it must delete)
+
+
+@dataclass(frozen=True)
+class RemoveCounts:
+    """What removing a document took out of a workspace: its own chunks, and the entities and relations that came
+    from nothing else (those also found elsewhere keep their other sources)."""
+
+    chunks: int
+    entities_deleted: int
+    entities_updated: int
+    relations_deleted: int
+    relations_updated: int
 
 
 @dataclass(frozen=True)
@@ -93,7 +106,12 @@ async def graph_insert(runtime: HubRuntime, slug: str, revision: int, draft: Gra
             ]
         )
         await graph.index_done_callback()
-    return IngestCounts(chunks=len(draft.chunks), entities=len(entities), relations=len(relations))
+    return IngestCounts(
+        chunks=len(draft.chunks),
+        entities=len(entities),
+        relations=len(relations),
+        chunk_ids=tuple(dict.fromkeys(chunk_ids.values())),
+    )
 
 
 def _draft_normalise(draft: GraphDraft, normalise) -> tuple[dict, dict]:
@@ -194,6 +212,168 @@ async def document_insert_llm(
         entities=entities.get("count") or 0,
         relations=relations.get("count") or 0,
     )
+
+
+# --- removal ----------------------------------------------------------------------------------------------------
+
+
+def chunk_ids_of(content: str, *, max_chars: int) -> list[str]:
+    """LightRAG's chunk ids of a document the local extractor chunked (for rows ingested before ids were kept)."""
+    lightrag = lightrag_modules()
+    return [
+        lightrag.compute_mdhash_id(lightrag.sanitize_text_for_encoding(chunk), prefix="chunk-")
+        for chunk in document_chunks(content, max_chars=max_chars)
+    ]
+
+
+async def document_remove_llm(runtime: HubRuntime, slug: str, revision: int, *, doc_id: str) -> RemoveCounts:
+    """LightRAG's own deletion of a document it extracted: chunks, entities and relations, the rest rebuilt."""
+    async with runtime.workspace(slug, revision) as rag:
+        chunks = len((await rag.doc_status.get_by_id(doc_id) or {}).get("chunks_list") or [])
+        result = await rag.adelete_by_doc_id(doc_id)
+    if result.status not in ("success", "not_found"):
+        raise HubError(f"LightRAG did not delete the document: {result.status}: {result.message}")
+    return RemoveCounts(chunks=chunks, entities_deleted=0, entities_updated=0, relations_deleted=0, relations_updated=0)
+
+
+async def document_remove_local(
+    runtime: HubRuntime,
+    slug: str,
+    revision: int,
+    *,
+    doc_id: str,
+    chunk_ids: list[str],
+    kept_chunk_ids: set[str],
+) -> RemoveCounts:
+    """Take a document the local extractor built out of the workspace: LightRAG keeps no record of a custom-KG
+    insert (`adelete_by_doc_id` finds nothing), so the graph is read and every item that cites its chunks is fixed.
+
+    - its chunks go from the chunk store and the chunk vectors, except those another document still has
+      (`kept_chunk_ids`: the same paragraph in two documents is one chunk);
+    - an entity or relation citing only those chunks is deleted (graph and vectors; a relation too when one of its
+      entities goes);
+    - one that also cites other chunks keeps them: its description keeps only the lines found in a remaining
+      chunk, its file paths lose the document's, a relation's weight shrinks in proportion, and its vector is
+      written again from the new description — a removed document's sentence never stays as evidence.
+    """
+    lightrag = lightrag_modules()
+    removed = set(chunk_ids) - kept_chunk_ids
+    own_path = f"{doc_id}:"
+    async with runtime.workspace(slug, revision) as rag:
+        graph = rag.chunk_entity_relation_graph
+        nodes, edges = await graph.get_all_nodes(), await graph.get_all_edges()
+        node_plans = [(node, _sources_left(node, removed)) for node in nodes]
+        node_plans = [(node, left) for node, left in node_plans if left is not None]
+        deleted_nodes = {node["id"] for node, left in node_plans if not left}
+        edge_plans = []
+        for edge in edges:
+            left = _sources_left(edge, removed)
+            if left is None and not {edge["source"], edge["target"]} & deleted_nodes:
+                continue
+            deleted = left is None or not left or bool({edge["source"], edge["target"]} & deleted_nodes)
+            edge_plans.append((edge, [] if deleted else left))
+        remaining_ids = {source for _, left in node_plans + edge_plans for source in left}
+        remaining_texts = [
+            row["content"]
+            for row in await rag.text_chunks.get_by_ids(sorted(remaining_ids))
+            if row and row.get("content")
+        ]
+
+        node_updates, entity_vectors = [], {}
+        for node, left in node_plans:
+            if not left:
+                continue
+            description = _description_kept(node, remaining_texts)
+            properties = {
+                **{key: value for key, value in node.items() if key != "id"},
+                "source_id": GRAPH_FIELD_SEP.join(left),
+                "file_path": _paths_without(node, own_path),
+                "description": description,
+            }
+            node_updates.append((node["id"], properties))
+            entity_vectors[lightrag.compute_mdhash_id(node["id"], prefix="ent-")] = {
+                "content": f"{node['id']}\n{description}",
+                "entity_name": node["id"],
+                "source_id": properties["source_id"],
+                "description": description,
+                "entity_type": node.get("entity_type", ""),
+                "file_path": properties["file_path"],
+            }
+        edge_updates, relation_vectors, deleted_edges = [], {}, []
+        for edge, left in edge_plans:
+            source, target = edge["source"], edge["target"]
+            if not left:
+                deleted_edges.append((source, target))
+                continue
+            description = _description_kept(edge, remaining_texts)
+            before = len(_field_values(edge, "source_id")) or 1
+            properties = {
+                **{key: value for key, value in edge.items() if key not in ("source", "target")},
+                "source_id": GRAPH_FIELD_SEP.join(left),
+                "file_path": _paths_without(edge, own_path),
+                "description": description,
+                "weight": max(1.0, float(edge.get("weight") or 1.0) * len(left) / before),
+            }
+            edge_updates.append((source, target, properties))
+            relation_id = lightrag.make_relation_vdb_ids(source, target)[0]
+            relation_vectors[relation_id] = {
+                "src_id": source,
+                "tgt_id": target,
+                "source_id": properties["source_id"],
+                "content": f"{edge.get('keywords', '')}\t{source}\n{target}\n{description}",
+                "keywords": edge.get("keywords", ""),
+                "description": description,
+                "weight": properties["weight"],
+                "file_path": properties["file_path"],
+            }
+
+        if deleted_edges:
+            await graph.remove_edges(deleted_edges)
+            await rag.relationships_vdb.delete(
+                [relation_id for pair in deleted_edges for relation_id in lightrag.make_relation_vdb_ids(*pair)]
+            )
+        if deleted_nodes:
+            await graph.remove_nodes(sorted(deleted_nodes))
+            await rag.entities_vdb.delete(
+                [lightrag.compute_mdhash_id(name, prefix="ent-") for name in sorted(deleted_nodes)]
+            )
+        if node_updates:
+            await graph.upsert_nodes_batch(node_updates)
+            await rag.entities_vdb.upsert(entity_vectors)
+        if edge_updates:
+            await graph.upsert_edges_batch(edge_updates)
+            await rag.relationships_vdb.upsert(relation_vectors)
+        if removed:
+            await rag.chunks_vdb.delete(sorted(removed))
+            await rag.text_chunks.delete(sorted(removed))
+        for storage in (graph, rag.entities_vdb, rag.relationships_vdb, rag.chunks_vdb, rag.text_chunks):
+            await storage.index_done_callback()
+    return RemoveCounts(
+        chunks=len(removed),
+        entities_deleted=len(deleted_nodes),
+        entities_updated=len(node_updates),
+        relations_deleted=len(deleted_edges),
+        relations_updated=len(edge_updates),
+    )
+
+
+def _sources_left(item: dict, removed: set[str]) -> list[str] | None:
+    """The item's source chunks once `removed` are gone; None when it cites none of them (untouched)."""
+    sources = _field_values(item, "source_id")
+    if not removed.intersection(sources):
+        return None
+    return [source for source in sources if source not in removed]
+
+
+def _paths_without(item: dict, own_path: str) -> str:
+    return GRAPH_FIELD_SEP.join(path for path in _field_values(item, "file_path") if not path.startswith(own_path))
+
+
+def _description_kept(item: dict, remaining_texts: list[str]) -> str:
+    """The description's lines (sentences of the chunks the item came from) that a remaining chunk still holds."""
+    lines = [line for line in _description_of(item).split("\n") if line]
+    kept = [line for line in lines if any(line.rstrip("…") in text for text in remaining_texts)]
+    return "\n".join(kept)
 
 
 # --- reads ------------------------------------------------------------------------------------------------------

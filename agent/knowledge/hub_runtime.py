@@ -9,9 +9,11 @@ writes. So, per process (keyed by pid, hence created after a Celery prefork):
 - each workspace's instance is created lazily on that loop and remembers the `KnowledgeWorkspace.revision` it
   was loaded at; asked for a newer revision, the runtime retires the instance (closed once its last user is
   done), forgets the workspace's shared state and loads it again from the files;
-- LightRAG is imported with its `.env` loading disabled and `os.environ` restored afterwards, only the file
-  storage modules are imported (the PG / Qdrant / Redis ones would `pip install` drivers), and its logger is
-  set to WARNING.
+- LightRAG is imported with its `.env` loading disabled and `os.environ` restored afterwards (`hub_storage`),
+  only the modules of the configured storages are imported, and its logger is set to WARNING.
+
+The storages (`KNOWLEDGE_HUB_STORAGE`, see `hub_storage`) change where the data lives, not this: the loop thread,
+the per-workspace revision reload and the writers' row lock are the same on every storage.
 """
 
 import asyncio
@@ -28,6 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 from django.conf import settings
 
+from agent.knowledge import hub_storage
 from agent.knowledge.embeddings import LocalUseEmbedder, embedder_get
 
 logger = logging.getLogger(__name__)
@@ -36,12 +39,6 @@ EMBEDDING_MAX_TOKEN_SIZE = 8192
 EMBEDDING_BATCH_SIZE = 64
 EMBEDDER_MARKER = "embedder.json"  # in the working directory: which embedding model built the hub
 _QUERY_EMBEDDING_CACHE_SIZE = 512
-_FILE_STORAGE_MODULES = (
-    "lightrag.kg.json_kv_impl",
-    "lightrag.kg.json_doc_status_impl",
-    "lightrag.kg.nano_vector_db_impl",
-    "lightrag.kg.networkx_impl",
-)
 
 
 class HubError(RuntimeError):
@@ -75,14 +72,7 @@ def lightrag_modules() -> SimpleNamespace:
 def _lightrag_import_guarded() -> SimpleNamespace:
     import importlib
 
-    import dotenv
-
-    environ_before = dict(os.environ)
-    load_dotenv = dotenv.load_dotenv
-    # LightRAG's modules call `load_dotenv(".env")` at import (the file storages too): make that a no-op so a
-    # `.env` in whatever directory the process runs from never lands in the environment or QueryParam defaults.
-    dotenv.load_dotenv = lambda *args, **kwargs: False
-    try:
+    with hub_storage.lightrag_import_guard():
         from lightrag import LightRAG, QueryParam
         from lightrag.kg import shared_storage
         from lightrag.query_validation import RAGQueryTooShortError, meets_min_rag_query_weight
@@ -95,15 +85,8 @@ def _lightrag_import_guarded() -> SimpleNamespace:
             sanitize_text_for_encoding,
         )
 
-        for module in _FILE_STORAGE_MODULES:
+        for module in hub_storage.FILE_STORAGE_MODULES:
             importlib.import_module(module)
-    finally:
-        dotenv.load_dotenv = load_dotenv
-        for name in set(os.environ) - set(environ_before):
-            del os.environ[name]
-        for name, value in environ_before.items():
-            if os.environ.get(name) != value:
-                os.environ[name] = value
     for name in ("lightrag", "nano-vectordb"):
         logging.getLogger(name).setLevel(logging.WARNING)
     return SimpleNamespace(
@@ -214,6 +197,17 @@ class HubRuntime:
     def __init__(self):
         self.pid = os.getpid()
         self.working_dir = str(settings.LIGHTRAG_WORKING_DIR)
+        # Storage configuration is read here, in the caller's thread (Django's database settings), never on the loop.
+        self.storage_names = hub_storage.storage_names()
+        self.storage_label = hub_storage.storage_label()
+        hub_storage.storage_environment_apply()
+        hub_storage.storage_modules_import()
+        hub_storage.postgres_client_state_reset()
+        self.qdrant = (
+            hub_storage.SharedQdrantClient(hub_storage.qdrant_client_create())
+            if self.storage_names["vector_storage"] == "QdrantVectorDBStorage"
+            else None
+        )
         self.loop = asyncio.new_event_loop()
         self.query_embeddings = _QueryEmbeddings()
         self._workspaces: dict[str, _LoadedWorkspace] = {}
@@ -314,6 +308,7 @@ class HubRuntime:
         rag = lightrag.LightRAG(
             working_dir=self.working_dir,
             workspace=slug,
+            **self.storage_names,
             embedding_func=lightrag.EmbeddingFunc(
                 embedding_dim=dimension,
                 func=embed,
@@ -336,6 +331,9 @@ class HubRuntime:
             embedding_batch_num=EMBEDDING_BATCH_SIZE,
             embedding_func_max_async=1 if isinstance(embedder, LocalUseEmbedder) else 4,
         )
+        if self.qdrant is not None:
+            for storage in (rag.chunks_vdb, rag.entities_vdb, rag.relationships_vdb):
+                storage._client = self.qdrant  # initialize() builds its own client only when none is set
         await rag.initialize_storages()
         return rag
 
@@ -351,6 +349,8 @@ class HubRuntime:
                 self.call(self._instances_close(), timeout=30)
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=10)
+        if self.qdrant is not None:
+            self.qdrant.close_shared()
 
 
 async def _instance_close(rag) -> None:
@@ -412,13 +412,16 @@ def runtime_get() -> HubRuntime:
             # After a fork the parent's loop thread does not exist here, and LightRAG's module-level shared state
             # holds the parent's locks: start from a clean slate.
             lightrag_modules().shared_storage.finalize_share_data()
-            _runtime = HubRuntime()
+            try:
+                _runtime = HubRuntime()
+            except hub_storage.HubStorageError as error:
+                raise HubUnavailableError(str(error)) from error
         return _runtime
 
 
 def runtime_problems() -> list[str]:
     """What keeps the hub from serving in this process, without starting anything (for the health check)."""
-    problems = []
+    problems = hub_storage.storage_problems()
     if _runtime is not None and _runtime.pid == os.getpid() and not _runtime.thread.is_alive():
         problems.append("the knowledge hub's loop thread is not running")
     marker = Path(settings.LIGHTRAG_WORKING_DIR) / EMBEDDER_MARKER

@@ -48,15 +48,6 @@ LOGISTICS_DOC = """# 물류센터 입고 안내
 """
 
 
-@pytest.fixture
-def hub(tmp_path, settings):
-    """A fresh, empty LightRAG working dir and hub runtime for the test."""
-    settings.LIGHTRAG_WORKING_DIR = str(tmp_path / "lightrag")
-    runtime_reset()
-    yield tmp_path / "lightrag"
-    runtime_reset()
-
-
 def test_the_data_migration_creates_13_enabled_workspaces_with_korean_titles():
     """Migrating creates the distributor's 13 workspaces, enabled, at revision 0, each with routing keywords."""
     workspaces = list(KnowledgeWorkspace.objects.all())
@@ -406,7 +397,7 @@ def test_hub_status_reports_ok_then_degraded_when_no_workspace_is_enabled(hub):
     status = hub_status()
     assert status["status"] == "ok" and status["reason"] == ""
     assert status["workspaces"] == {"total": 13, "enabled": 13}
-    assert status["documents"] == {"pending": 0, "ingested": 1, "failed": 0}
+    assert status["documents"] == {"pending": 0, "ingested": 1, "failed": 0, "retired": 0}
     assert status["revisions"]["settlement"] == 1
     assert status["extractor"] == "local"
 

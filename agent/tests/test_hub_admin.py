@@ -6,22 +6,12 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from agent.knowledge.hub import hub_search
-from agent.knowledge.hub_runtime import runtime_reset
 from agent.models import KnowledgeDocument, KnowledgeWorkspace
 from monitoring.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
 POLICY_MD = "# 신규 거래처 등록\n\n거래처 코드는 4자리 숫자이며 상담방 이름 앞 괄호 안의 번호입니다.\n"
-
-
-@pytest.fixture
-def hub(tmp_path, settings):
-    """A fresh, empty LightRAG working dir and hub runtime for the test."""
-    settings.LIGHTRAG_WORKING_DIR = str(tmp_path / "lightrag")
-    runtime_reset()
-    yield tmp_path / "lightrag"
-    runtime_reset()
 
 
 def test_a_file_uploaded_in_the_admin_is_ingested_into_its_workspace(hub, admin_client, admin_user):

@@ -15,6 +15,7 @@ from django.db import connection
 from agent.knowledge.hub import hub_document_ingest, hub_search
 from agent.knowledge.hub_runtime import runtime_get, runtime_reset
 from agent.models import KnowledgeWorkspace
+from agent.tests.conftest import hub_storage_use
 
 PROJECT_DIR = Path(settings.BASE_DIR)
 CLAIM_RULE = "# 클레임 답변 기한\n\n클레임 1차 답변은 접수 후 24시간 안에 등록해야 합니다.\n"
@@ -23,11 +24,9 @@ LATE_RULE = "# 분쟁 조정\n\n배상 범위 분쟁은 공정거래 준수팀�
 
 
 @pytest.fixture
-def hub(tmp_path, settings):
-    """A fresh, empty LightRAG working dir and hub runtime for the test."""
-    settings.LIGHTRAG_WORKING_DIR = str(tmp_path / "lightrag")
-    runtime_reset()
-    yield tmp_path / "lightrag"
+def files_hub(tmp_path, settings):
+    """The runtime alone (no storage-specific behaviour is tested): the file storages only."""
+    yield hub_storage_use(settings, tmp_path, "files")
     runtime_reset()
 
 
@@ -39,23 +38,32 @@ def _child_env(**extra) -> dict:
 
 def _child_ingest(working_dir: Path, workspace: str, title: str, content: str) -> None:
     """Ingest a document from a separate `manage.py shell` process against this test database."""
-    database = connection.settings_dict
-    database_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
     code = (
         "from agent.knowledge.hub import hub_document_ingest\n"
         f"document = hub_document_ingest(workspace={workspace!r}, title={title!r}, content={content!r}, actor='x')\n"
         "print(document.status)\n"
     )
+    _child_run(working_dir, code, expect="ingested")
+
+
+def _child_run(working_dir: Path, code: str, *, expect: str) -> None:
+    """Run `code` in a separate `manage.py shell` process on this test database and hub storage."""
+    database = connection.settings_dict
+    database_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
     result = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=PROJECT_DIR,
-        env=_child_env(DATABASE_URL=database_url, LIGHTRAG_WORKING_DIR=str(working_dir)),
+        env=_child_env(
+            DATABASE_URL=database_url,
+            LIGHTRAG_WORKING_DIR=str(working_dir),
+            KNOWLEDGE_HUB_STORAGE=settings.KNOWLEDGE_HUB_STORAGE,
+        ),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().endswith("ingested"), result.stdout + result.stderr[-3000:]
+    assert result.stdout.strip().endswith(expect), result.stdout + result.stderr[-3000:]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -80,13 +88,34 @@ def test_a_write_by_another_process_is_seen_after_the_revision_changes(hub):
     hub_document_ingest(
         workspace="claims", title="클레임 위로금", content="# 위로금\n\n이물 혼입 위로금은 1만 원 상품권입니다.\n"
     )
-    stored = (hub / "claims" / "kv_store_text_chunks.json").read_text(encoding="utf-8")
-    for fact in ("24시간", "센터 보관 중이면 유통사가", "공정거래 준수팀", "1만 원 상품권"):
-        assert fact in stored, f"{fact} was lost by a writer that did not reload"
 
-    runtime_reset()  # a fresh process view: everything comes back from the files
-    assert any("공정거래 준수팀" in item.text for item in hub_search("배상 분쟁 조정", workspaces=["claims"]))
-    assert any("1만 원 상품권" in item.text for item in hub_search("이물 혼입 위로금", workspaces=["claims"]))
+    runtime_reset()  # a fresh process view: everything comes back from the store
+    for question, fact in (
+        ("클레임 1차 답변 기한", "24시간"),
+        ("배송 중 파손 배상은 누가 하나요?", "센터 보관 중이면 유통사가"),
+        ("배상 분쟁 조정", "공정거래 준수팀"),
+        ("이물 혼입 위로금", "1만 원 상품권"),
+    ):
+        found = hub_search(question, workspaces=["claims"])
+        assert any(fact in item.text for item in found), f"{fact} was lost by a writer that did not reload"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_document_another_process_retires_stops_being_evidence_here_without_a_restart(hub):
+    """Process A (here) answers from a document; process B retires it; A's next search no longer returns it."""
+    KnowledgeWorkspace.objects.get_or_create(slug="claims", defaults={"title": "클레임"})
+    document = hub_document_ingest(workspace="claims", title="클레임 답변 기한", content=CLAIM_RULE, actor="test")
+    assert any("24시간" in item.text for item in hub_search("클레임 1차 답변 기한", workspaces=["claims"]))
+
+    _child_run(
+        hub,
+        "from agent.knowledge.hub import hub_document_retire\n"
+        "from agent.models import KnowledgeDocument\n"
+        f"print(hub_document_retire(document=KnowledgeDocument.objects.get(pk={document.pk}), actor='x').status)\n",
+        expect="retired",
+    )
+
+    assert not any("24시간" in item.text for item in hub_search("클레임 1차 답변 기한", workspaces=["claims"]))
 
 
 def _runtime_in_forked_child(queue):
@@ -97,7 +126,7 @@ def _runtime_in_forked_child(queue):
     queue.put((runtime.pid, runtime.call(pid_on_loop(), timeout=10)))
 
 
-def test_a_forked_child_gets_its_own_loop_thread_and_runtime(hub):
+def test_a_forked_child_gets_its_own_loop_thread_and_runtime(files_hub):
     """Celery prefork: the child must not use the parent's loop (it has no thread there); it starts its own."""
     parent = runtime_get()
     context = multiprocessing.get_context("fork")
@@ -159,7 +188,7 @@ def test_importing_lightrag_loads_no_env_file_and_no_database_storage_module(tmp
     assert report["lightrag_log_level"] == 30
 
 
-def test_the_runtime_refuses_to_wait_on_its_own_loop(hub):
+def test_the_runtime_refuses_to_wait_on_its_own_loop(files_hub):
     """A coroutine running on the hub loop that calls back into `call` would deadlock: it raises instead."""
     runtime = runtime_get()
 

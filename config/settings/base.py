@@ -217,6 +217,10 @@ QDRANT_API_KEY = env("QDRANT_API_KEY", default="")
 QDRANT_PATH = env("QDRANT_PATH", default=str(VAR_DIR / "qdrant"))
 QDRANT_TIMEOUT_SECONDS = env.int("QDRANT_TIMEOUT_SECONDS", default=10)
 FAQ_COLLECTION_PREFIX = env("FAQ_COLLECTION_PREFIX", default="faq")  # + embedder name, e.g. faq_use_m3
+# Local mode: how long a process waits for the process that owns the folder to answer one index call / a rebuild.
+# The owner answers one call at a time, and its first write may include loading the embedding model.
+FAQ_INDEX_OWNER_TIMEOUT_SECONDS = env.float("FAQ_INDEX_OWNER_TIMEOUT_SECONDS", default=30.0)
+FAQ_INDEX_REBUILD_TIMEOUT_SECONDS = env.float("FAQ_INDEX_REBUILD_TIMEOUT_SECONDS", default=1800.0)
 # FAQ retrieval (seed 001). Dense score thresholds belong to one embedding model, so they are per provider:
 # the OpenAI-compatible defaults are the seed's; the local ones are calibrated on the demo FAQ (docs/knowledge.md).
 FAQ_TOP_K = env.int("FAQ_TOP_K", default=30)
@@ -266,6 +270,12 @@ RECORDS_TRGM_WORD_SIMILARITY = env.float("RECORDS_TRGM_WORD_SIMILARITY", default
 # knowledge hub
 # LightRAG on its file storages: one folder, one sub-folder per workspace (production storages: docs/knowledge.md).
 LIGHTRAG_WORKING_DIR = env("LIGHTRAG_WORKING_DIR", default=str(VAR_DIR / "lightrag"))
+# "files": LightRAG's file storages under LIGHTRAG_WORKING_DIR (one host). "postgres": KV, document status and a
+# plain-table graph in the platform's PostgreSQL (DATABASE_URL), vectors in Qdrant when QDRANT_URL is set, else
+# in the working dir's vector files (docs/knowledge.md "Storages").
+KNOWLEDGE_HUB_STORAGE = env("KNOWLEDGE_HUB_STORAGE", default="files")
+# Connections of each process's LightRAG pool to PostgreSQL (LightRAG's own default is 50 per process).
+KNOWLEDGE_HUB_POSTGRES_MAX_CONNECTIONS = env.int("KNOWLEDGE_HUB_POSTGRES_MAX_CONNECTIONS", default=4)
 # How long a caller waits for the hub's event-loop thread: one search, one document ingest.
 KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS", default=10.0)
 KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS = env.float("KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS", default=900.0)
