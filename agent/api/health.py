@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
-from agent.knowledge.faq_index import faq_collection_name, faq_index_vector_count
+from agent.knowledge.faq_index import faq_collection_name, faq_index_owner, faq_index_vector_count
 from agent.models import FaqEntry
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ def _check_faq_index() -> dict:
         "vector_count": vectors,
         "active_entries": active,
         "unindexed_entries": unindexed,
+        # In local mode one process owns the folder and serves the others: staff need to know which one.
+        "owner": faq_index_owner(),
     }
     if unindexed or vectors != active:
         check["status"] = "degraded"

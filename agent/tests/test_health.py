@@ -1,6 +1,7 @@
 """GET /api/v1/health and the admin health page: database, Redis, FAQ index (vector count against the active
 entries) and the hub. Anonymous callers get status words only; details need the health token or a staff login."""
 
+import os
 from dataclasses import replace
 
 import pytest
@@ -69,6 +70,9 @@ def test_ok_when_every_dependency_answers(client, hub_ok, health_token, django_c
     assert body["details"]["database"]["status"] == "ok"
     assert body["details"]["faq_index"]["vector_count"] == 1
     assert body["details"]["faq_index"]["backend"] == "local"
+    owner = body["details"]["faq_index"]["owner"]
+    assert owner["backend"] == "local" and owner["this_process"] is True
+    assert owner["owner"]["pid"] == os.getpid()
 
 
 def test_a_wrong_health_token_is_refused(client, hub_ok, health_token):
