@@ -178,10 +178,18 @@ PAIRING_CODE_MAX_ATTEMPTS = env.int("PAIRING_CODE_MAX_ATTEMPTS", default=5)
 UPLOAD_MAX_MESSAGES = env.int("UPLOAD_MAX_MESSAGES", default=1000)
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=2 * 1024 * 1024)
 UPLOAD_RATE_PER_MINUTE = env.int("UPLOAD_RATE_PER_MINUTE", default=120)
+# A message time outside these is refused (that message only): UTC years, and the largest UTC offset.
+UPLOAD_SENT_AT_EARLIEST_YEAR = env.int("UPLOAD_SENT_AT_EARLIEST_YEAR", default=2000)
+UPLOAD_SENT_AT_LATEST_YEAR = env.int("UPLOAD_SENT_AT_LATEST_YEAR", default=2100)
+UPLOAD_SENT_AT_MAX_OFFSET_MINUTES = env.int("UPLOAD_SENT_AT_MAX_OFFSET_MINUTES", default=14 * 60)
 RESEND_WINDOW_SECONDS = env.int("RESEND_WINDOW_SECONDS", default=15)
 # How long a resend key is remembered (covers uploads that arrive late after an outage).
 RESEND_KEY_TTL_SECONDS = env.int("RESEND_KEY_TTL_SECONDS", default=6 * 3600)
 BOT_TAGS = env.list("BOT_TAGS", default=["@봇"])
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    **SPECTACULAR_SETTINGS.get("ENUM_NAME_OVERRIDES", {}),
+    "UploadRejectionReasonEnum": "conversations.models.QuarantinedMessage.Reason",
+}
 
 # --- counterpart resolution ---
 RESOLUTION_TYPO_THRESHOLD = env.float("RESOLUTION_TYPO_THRESHOLD", default=0.80)
