@@ -170,7 +170,7 @@ def sent_at_window_problem(sent_at: datetime) -> str | None:
     max_offset = timedelta(minutes=settings.UPLOAD_SENT_AT_MAX_OFFSET_MINUTES)
     offset = sent_at.utcoffset()
     if offset is None or abs(offset) > max_offset:
-        return f"UTC offset {offset} is outside ±{max_offset}"
+        return f"UTC offset {_offset_text(offset)} is outside ±{_offset_text(max_offset).lstrip('+')}"
     earliest, latest = settings.UPLOAD_SENT_AT_EARLIEST_YEAR, settings.UPLOAD_SENT_AT_LATEST_YEAR
     outside = f"time is outside the years {earliest}–{latest} (UTC)"
     if not earliest <= sent_at.year <= latest:
@@ -180,6 +180,11 @@ def sent_at_window_problem(sent_at: datetime) -> str | None:
     except OverflowError:  # only with a window reaching the years 1 or 9999
         return outside
     return None if earliest <= utc_year <= latest else outside
+
+
+def _offset_text(offset: timedelta) -> str:
+    minutes = int(offset.total_seconds() // 60)
+    return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def _upload_result_replay(*, device, batch_id: str) -> UploadResult | None:

@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m edge",
         description="Vendor CS Agent edge programs: pair this machine, upload chats, send replies.",
         epilog="Exit codes: 0 ok, 2 config, 3 auth refused, 4 server unavailable (retry later), 5 partial "
-        "(dead letters or a job not confirmed sent), 6 local state / client DB, 7 unexpected server answer, "
+        "(dead letters, messages refused by the server or a job not confirmed sent), 6 local state / client DB, "
+        "7 unexpected server answer, "
         "8 already running.",
     )
     parser.add_argument("--version", action="version", version=f"vcs-edge {__version__}")
@@ -224,10 +225,9 @@ def _run_program(command: str, config: EdgeConfig, *, loop_seconds: float | None
 def _replay_dead_letters(config: EdgeConfig) -> int:
     credentials = load_credentials(config)
     state_dir = ensure_private_dir(config.state_dir)
-    with (
-        EdgeApi(server_url=credentials.server_url, token=credentials.token, timeouts=_timeouts(config)) as api,
-        RunLock(state_dir / "upload.lock"),  # the uploader appends to the file it reads
-    ):
+    # No run lock: an uploader running in --loop holds it for good, and replaying beside it is safe (the server
+    # stores a batch id once; the uploader only appends whole lines to the file read here).
+    with EdgeApi(server_url=credentials.server_url, token=credentials.token, timeouts=_timeouts(config)) as api:
         result = dead_letters_replay(api=api, state_dir=state_dir, config=config.upload)
     counts = result.server_counts
     logger.info(

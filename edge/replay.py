@@ -62,6 +62,11 @@ def _records(path: Path, result: ReplayResult):
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
+            if not line.endswith(b"\n"):
+                # The uploader writes each line whole, newline included: this one is being written or was torn.
+                result.damaged_lines += 1
+                logger.warning("%s line %d is incomplete; skipped", path, number)
+                continue
             try:
                 record = json.loads(line.decode("utf-8"))
                 valid = isinstance(record.get("batch_id"), str) and isinstance(record.get("messages"), list)

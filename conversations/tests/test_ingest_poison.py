@@ -96,6 +96,7 @@ class TestTimesOutsideTheWindow:
         [
             "2026-11-30T10:00:00+16:00",  # pydantic and Python accept it, PostgreSQL refuses it
             "2026-11-30T10:00:00-23:59",
+            "2026-11-30T10:00:00-14:30",
             "2026-11-30T10:00:00+14:01",
             "9999-12-31T23:00:00-05:00",  # year 10000 in UTC: stored, then unreadable by Python
             "0001-01-01T00:00:00+09:00",  # year 0 in UTC
@@ -131,6 +132,8 @@ class TestTimesOutsideTheWindow:
         too_far_east["sent_at"] = "2026-11-30T10:00:00+10:00"
         response = post(uploader, "b-1", [message("올해"), too_early, too_far_east])
         assert _rejections(response) == {1: "time_out_of_range", 2: "time_out_of_range"}
+        messages = [item["errors"][0]["message"] for item in response.json()["rejections"]]
+        assert messages == ["time is outside the years 2026–2026 (UTC)", "UTC offset +10:00 is outside ±09:00"]
 
     def test_admin_lists_and_the_question_page_still_open(self, uploader, vendor, admin_client):
         """The absurd times never reach the tables, so the staff pages that read them keep working."""
