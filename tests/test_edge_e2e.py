@@ -100,8 +100,9 @@ def _server_ids():
 def test_uploads_survive_a_sequence_of_faults_with_nothing_lost_and_nothing_stored_twice(
     edge_env, client_db, state_dir, monkeypatch
 ):
-    """5xx, a server crash, a stored-but-unanswered batch, 429, a real 422 and a resend storm, one after the
-    other: every valid message is stored exactly once, resends are dropped, the bad batch is dead-lettered."""
+    """5xx, a server crash, a stored-but-unanswered batch, 429, a message the server refuses and a resend storm,
+    one after the other: every valid message is stored exactly once, resends are dropped, the bad message is
+    quarantined on the server."""
     _, token = active_device(role=Device.Role.UPLOADER)
     env = {**edge_env, "VCS_EDGE_TOKEN": token, "VCS_EDGE_BATCH_SIZE": "2"}
     faults = UploadFaults(monkeypatch)
