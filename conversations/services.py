@@ -25,9 +25,13 @@ _CLEANED_FIELDS = ("text", "sender_name", "room_name")
 _IDENTIFIER_FIELDS = ("room_key", "client_message_id")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class IncomingMessage:
-    """One message of an upload that has the contract's shape; it may still be refused or cleaned here."""
+    """One message of an upload that has the contract's shape; it may still be refused or cleaned here.
+
+    Not frozen: a frozen dataclass sets each field through object.__setattr__, which made building a batch's
+    messages cost more than validating them. Treat it as read-only (changes go through `dataclasses.replace`).
+    """
 
     index: int  # position in the uploaded batch
     room_key: str
@@ -138,16 +142,26 @@ def _messages_screen(
 ) -> tuple[list[IncomingMessage], list[RefusedMessage]]:
     """Refuse absurd times and (for callers that did not prepare the messages) unstorable identifiers; clean
     free text of what the database cannot hold."""
+    window = SentAtWindow.from_settings()
     accepted, refused = [], list(refused)
     for message in messages:
-        if errors := _identifier_errors({name: getattr(message, name) for name in _IDENTIFIER_FIELDS}):
-            refused.append(RefusedMessage(message.index, Reason.UNSTORABLE_IDENTIFIER, errors, message.raw))
-            continue
-        if problem := sent_at_window_problem(message.sent_at):
+        fields = (
+            message.room_key,
+            message.client_message_id or "",
+            message.text,
+            message.sender_name,
+            message.room_name,
+        )
+        if not is_storable(*fields):  # rare: look at each field only then
+            if errors := _identifier_errors({name: getattr(message, name) for name in _IDENTIFIER_FIELDS}):
+                refused.append(RefusedMessage(message.index, Reason.UNSTORABLE_IDENTIFIER, errors, message.raw))
+                continue
+            message = _message_clean(message)
+        if problem := window.problem(message.sent_at):
             errors = [{"field": "sent_at", "message": problem}]
             refused.append(RefusedMessage(message.index, Reason.TIME_OUT_OF_RANGE, errors, message.raw))
             continue
-        accepted.append(_message_clean(message))
+        accepted.append(message)
     refused.sort(key=lambda item: item.index)
     return accepted, refused
 
@@ -161,25 +175,43 @@ def _message_clean(message: IncomingMessage) -> IncomingMessage:
     return replace(message, **changes, cleaning=cleaning) if changes else message
 
 
-def sent_at_window_problem(sent_at: datetime) -> str | None:
-    """Why a message time is outside what is believable and storable, or None.
+@dataclass(frozen=True)
+class SentAtWindow:
+    """The message times taken: an offset within `max_offset` and a UTC instant within the years configured.
 
-    PostgreSQL refuses UTC offsets past ±15:59 and Python cannot hold a UTC year 0 or 10000, so a time is taken
-    only with an offset within UPLOAD_SENT_AT_MAX_OFFSET_MINUTES and a UTC year within the configured window.
+    PostgreSQL refuses UTC offsets past ±15:59 and Python cannot hold a UTC year 0 or 10000 (such times were
+    stored and then broke every page that read them), so anything outside a believable window is refused.
     """
-    max_offset = timedelta(minutes=settings.UPLOAD_SENT_AT_MAX_OFFSET_MINUTES)
-    offset = sent_at.utcoffset()
-    if offset is None or abs(offset) > max_offset:
-        return f"UTC offset {_offset_text(offset)} is outside ±{_offset_text(max_offset).lstrip('+')}"
-    earliest, latest = settings.UPLOAD_SENT_AT_EARLIEST_YEAR, settings.UPLOAD_SENT_AT_LATEST_YEAR
-    outside = f"time is outside the years {earliest}–{latest} (UTC)"
-    if not earliest <= sent_at.year <= latest:
-        return outside
-    try:
-        utc_year = sent_at.astimezone(UTC).year
-    except OverflowError:  # only with a window reaching the years 1 or 9999
-        return outside
-    return None if earliest <= utc_year <= latest else outside
+
+    max_offset: timedelta
+    earliest_year: int
+    latest_year: int
+
+    @classmethod
+    def from_settings(cls) -> "SentAtWindow":
+        return cls(
+            max_offset=timedelta(minutes=settings.UPLOAD_SENT_AT_MAX_OFFSET_MINUTES),
+            earliest_year=settings.UPLOAD_SENT_AT_EARLIEST_YEAR,
+            latest_year=settings.UPLOAD_SENT_AT_LATEST_YEAR,
+        )
+
+    def problem(self, sent_at: datetime) -> str | None:
+        """Why the time is outside the window, or None."""
+        offset = sent_at.utcoffset()
+        if offset is None:
+            return "time has no UTC offset"
+        if abs(offset) > self.max_offset:
+            return f"UTC offset {_offset_text(offset)} is outside ±{_offset_text(self.max_offset).lstrip('+')}"
+        if self.earliest_year < sent_at.year < self.latest_year:
+            return None  # with an offset under a day, the UTC year is inside too
+        outside = f"time is outside the years {self.earliest_year}–{self.latest_year} (UTC)"
+        if not self.earliest_year - 1 <= sent_at.year <= self.latest_year + 1:
+            return outside
+        try:
+            utc_year = sent_at.astimezone(UTC).year
+        except OverflowError:  # only with a window reaching the years 1 or 9999
+            return outside
+        return None if self.earliest_year <= utc_year <= self.latest_year else outside
 
 
 def _offset_text(offset: timedelta) -> str:

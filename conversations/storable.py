@@ -13,8 +13,9 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def is_storable(value: str) -> bool:
-    return _UNSTORABLE.search(value) is None
+def is_storable(*values: str) -> bool:
+    """Whether every value can be stored as it is (one search over all of them: this runs per uploaded message)."""
+    return _UNSTORABLE.search(values[0] if len(values) == 1 else "".join(values)) is None
 
 
 def storable_clean(value: str) -> tuple[str, dict[str, int]]:
