@@ -109,8 +109,9 @@ class Message(models.Model):
 
 
 class ResendWindowEntry(models.Model):
-    """The resend window in the database: the whole window without Redis, and with Redis the copy that survives
-    a Redis restart (written in the ingest transaction, read only while Redis may have forgotten keys)."""
+    """The resend window in the database: the whole window without Redis; with Redis, the last-seen time of keys
+    whose window slid past their stored copy, so a Redis restart can be recovered from (written in the ingest
+    transaction, read only while Redis may have forgotten keys)."""
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="+")
     key_hash = models.CharField(max_length=64)

@@ -11,9 +11,12 @@ in the ingest transaction). The shared entry remembers which upload stored it â€
 ids are unique per device only: if that batch's transaction failed and the uploader posts the same batch again,
 its own mark must not make it drop its own messages.
 
-With Redis, the window is also written to the database table in the ingest transaction, because a Redis restart
-forgets it (one extra storm copy per key otherwise). Redis keeps a marker of when it started remembering; until
-that is older than the key TTL, keys Redis does not know are looked up in the table before they are judged.
+A Redis restart forgets the window (one extra storm copy per key otherwise), so the database keeps what it needs
+to rebuild it: the stored copy of every key is a message row already, and for keys whose later copies were dropped
+as resends (the window slid past the stored copy) the ingest transaction writes the window's last-seen time to the
+table â€” storms only, so an ordinary batch writes nothing more. Redis keeps a marker of when it started
+remembering; until that is older than the key TTL, keys Redis does not know are looked up in the table and among
+the stored messages before they are judged.
 """
 
 import hashlib
@@ -26,14 +29,17 @@ from django.db import connection
 from django.utils import timezone
 
 from config.redis import redis_client
-from conversations.models import ResendWindowEntry
+from conversations.models import Message, ResendWindowEntry
 
 _MARKER_KEY = "vcs:resend:since"
 _DEGRADED = -1
+# The owner of a key found among the stored messages: never equal to a "<device id>:<batch id>" owner, since the
+# batch that stored the message was committed and is answered from its first result if it comes again.
+_STORED_OWNER = "stored-message"
 
 # KEYS = one window key per distinct key of the batch, then the marker key. ARGV = window_ms, owner, ttl_ms,
-# now_ms, with_fallback (0|1), then for each window key: first_ms, last_ms, fallback_seen_ms ("" if none),
-# fallback_owner. Each stored value is "<last_seen_ms>|<owner that stored the key>".
+# now_ms, with_fallback (0|1), then for each window key: first_ms, last_ms and, with fallback, fallback_seen_ms
+# ("" if none) and fallback_owner. Each stored value is "<last_seen_ms>|<owner that stored the key>".
 # Without fallback, while the marker is missing or younger than the TTL (Redis may have forgotten keys),
 # nothing is marked and the answer is {-1}: the caller reads the database and calls again with fallback.
 # Otherwise returns, per key, the verdict (1 when its first occurrence in this batch is a resend), the last
@@ -53,9 +59,11 @@ if ARGV[5] ~= '1' then
   end
   if now - tonumber(since) < ttl then return {-1} end
 end
+local stride = 2
+if ARGV[5] == '1' then stride = 4 end
 local answer = {}
 for i = 1, count do
-  local base = 5 + 4 * (i - 1)
+  local base = 5 + stride * (i - 1)
   local first = tonumber(ARGV[base + 1])
   local last = tonumber(ARGV[base + 2])
   local prev_seen = nil
@@ -65,7 +73,7 @@ for i = 1, count do
     local sep = string.find(prev, '|', 1, true)
     prev_seen = tonumber(string.sub(prev, 1, sep - 1))
     prev_owner = string.sub(prev, sep + 1)
-  elseif ARGV[base + 3] ~= '' then
+  elseif stride == 4 and ARGV[base + 3] ~= '' then
     prev_seen = tonumber(ARGV[base + 3])
     prev_owner = ARGV[base + 4]
   end
@@ -96,6 +104,7 @@ class KeyOccurrences:
     key_hash: str
     first_at: datetime
     last_at: datetime
+    repeats_dropped: bool = False  # a later occurrence in the batch is a resend of an earlier one
 
 
 def resend_key_hash(*, text: str, unread_count: int, sent_by_me: bool) -> str:
@@ -136,37 +145,57 @@ def _redis_check_and_mark(owner: str, occurrences: list[KeyOccurrences]) -> set[
     window_ms, ttl_ms, now_ms = int(_window().total_seconds() * 1000), _ttl_ms(), int(time.time() * 1000)
     times = [(_ms(occ.first_at), _ms(occ.last_at)) for occ in occurrences]
 
-    args = [value for first, last in times for value in (first, last, "", "")]
+    args = [value for first, last in times for value in (first, last)]
     answer = script(keys=keys, args=[window_ms, owner, ttl_ms, now_ms, 0, *args])
     if answer == [_DEGRADED]:
-        known = _database_entries(occurrences)
+        known = _database_window(occurrences)
         args = []
         for occ, (first, last) in zip(occurrences, times, strict=True):
-            entry = known.get((occ.room_id, occ.key_hash))
-            args += [first, last, _ms(entry.last_seen_at) if entry else "", entry.owner if entry else ""]
+            seen, seen_owner = known.get((occ.room_id, occ.key_hash), (None, ""))
+            args += [first, last, "" if seen is None else _ms(seen), seen_owner]
         answer = script(keys=keys, args=[window_ms, owner, ttl_ms, now_ms, 1, *args])
 
     resent, marks = set(), []
     for position, occ in enumerate(occurrences):
-        verdict, seen_ms, stored_owner = answer[3 * position : 3 * position + 3]
+        verdict, seen_ms, seen_owner = answer[3 * position : 3 * position + 3]
         if verdict:
             resent.add((occ.room_id, occ.key_hash))
-        marks.append((occ.room_id, occ.key_hash, datetime.fromtimestamp(int(seen_ms) / 1000, tz=UTC), stored_owner))
-    _database_marks_write(marks)
+        if verdict or occ.repeats_dropped:  # the window slid past the stored copy: keep it for a restart
+            marks.append((occ.room_id, occ.key_hash, datetime.fromtimestamp(int(seen_ms) / 1000, tz=UTC), seen_owner))
+    if marks:
+        _database_marks_write(marks)
     return resent
 
 
-def _database_entries(occurrences: list[KeyOccurrences]) -> dict[tuple[int, str], ResendWindowEntry]:
-    wanted = {(occ.room_id, occ.key_hash) for occ in occurrences}
-    candidates = ResendWindowEntry.objects.filter(
-        room_id__in={room_id for room_id, _ in wanted}, key_hash__in={key_hash for _, key_hash in wanted}
-    )
-    return {(entry.room_id, entry.key_hash): entry for entry in candidates if (entry.room_id, entry.key_hash) in wanted}
+def _database_window(occurrences: list[KeyOccurrences]) -> dict[tuple[int, str], tuple[datetime, str]]:
+    """What the database knows of the batch's keys: (last seen, owner) from the table of slid windows and from the
+    stored messages near each key's first occurrence, whichever was seen last."""
+    wanted = {(occ.room_id, occ.key_hash): occ for occ in occurrences}
+    room_ids = {room_id for room_id, _ in wanted}
+    known: dict[tuple[int, str], tuple[datetime, str]] = {}
+    entries = ResendWindowEntry.objects.filter(room_id__in=room_ids, key_hash__in={key for _, key in wanted})
+    for entry in entries:
+        if (entry.room_id, entry.key_hash) in wanted:
+            known[(entry.room_id, entry.key_hash)] = (entry.last_seen_at, entry.owner)
+    window = _window()
+    stored = Message.objects.filter(
+        room_id__in=room_ids,
+        sent_at__gte=min(occ.first_at for occ in occurrences) - window,
+        sent_at__lte=max(occ.first_at for occ in occurrences) + window,
+    ).values_list("room_id", "text", "unread_count", "sent_by_me", "sent_at")
+    for room_id, text, unread_count, sent_by_me, sent_at in stored:
+        ident = (room_id, resend_key_hash(text=text, unread_count=unread_count, sent_by_me=sent_by_me))
+        occ = wanted.get(ident)
+        if occ is None or abs(sent_at - occ.first_at) > window:
+            continue
+        if ident not in known or sent_at > known[ident][0]:
+            known[ident] = (sent_at, _STORED_OWNER)
+    return known
 
 
 def _database_marks_write(marks: list[tuple[int, str, datetime, bytes | str]]) -> None:
-    """Copy what Redis now holds for the batch's keys into the table: one statement on PostgreSQL, rows in key
-    order so concurrent batches lock them in the same order."""
+    """Copy what Redis now holds for the keys whose window slid past their stored copy into the table: one
+    statement on PostgreSQL, rows in key order so concurrent batches lock them in the same order."""
     marks = sorted((room_id, key_hash, seen, _text(owner)) for room_id, key_hash, seen, owner in marks)
     if connection.vendor != "postgresql":
         ResendWindowEntry.objects.bulk_create(

@@ -1,5 +1,6 @@
 """Writes of the conversations app: ingesting uploaded batches, rooms, tagged questions."""
 
+import json
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -8,7 +9,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
-from psycopg.types.json import Jsonb
 
 from agent.services import question_dispatch_on_commit
 from conversations.models import Message, QuarantinedMessage, Question, Room, UploadBatch
@@ -388,7 +388,8 @@ def _messages_insert(rows: list[Message], *, batch: UploadBatch) -> None:
         with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for row in rows:
                 row.created_at = now
-                copy.write_row([*(getattr(row, column) for column in _COPY_COLUMNS), Jsonb(row.cleaning), now])
+                cleaning = json.dumps(row.cleaning) if row.cleaning else "{}"  # COPY text: jsonb is parsed from text
+                copy.write_row([*(getattr(row, column) for column in _COPY_COLUMNS), cleaning, now])
         cursor.execute(f"SELECT id FROM {table} WHERE batch_id = %s ORDER BY id", [batch.pk])
         ids = [pk for (pk,) in cursor.fetchall()]
     for row, pk in zip(rows, ids, strict=True):
@@ -449,29 +450,39 @@ def _drop_resends(owner: str, messages: list[IncomingMessage], rooms: dict[str, 
         )
         for m in messages
     ]
+    # Within the batch: every occurrence after a key's first is judged against the one before it.
     first_seen: dict[tuple[int, str], datetime] = {}
     last_seen: dict[tuple[int, str], datetime] = {}
+    repeat_verdicts: list[bool | None] = []  # None for a key's first occurrence: the shared window judges it
+    repeats_dropped: set[tuple[int, str]] = set()
     for m, room_id, key_hash in keyed:
         ident = (room_id, key_hash)
-        first_seen.setdefault(ident, m.sent_at)
-        last_seen[ident] = max(last_seen.get(ident, m.sent_at), m.sent_at)
+        previous = last_seen.get(ident)
+        if previous is None:
+            first_seen[ident] = m.sent_at
+            repeat_verdicts.append(None)
+        else:
+            is_resend = abs((m.sent_at - previous).total_seconds()) <= window
+            repeat_verdicts.append(is_resend)
+            if is_resend:
+                repeats_dropped.add(ident)
+        last_seen[ident] = m.sent_at if previous is None else max(previous, m.sent_at)
     occurrences = [
-        KeyOccurrences(room_id=ident[0], key_hash=ident[1], first_at=first_at, last_at=last_seen[ident])
+        KeyOccurrences(
+            room_id=ident[0],
+            key_hash=ident[1],
+            first_at=first_at,
+            last_at=last_seen[ident],
+            repeats_dropped=ident in repeats_dropped,
+        )
         for ident, first_at in first_seen.items()
     ]
     resent_first = first_occurrences_resent(owner=owner, occurrences=occurrences)
 
     kept: list[IncomingMessage] = []
     resends_by_room: dict[int, int] = defaultdict(int)
-    window_seen: dict[tuple[int, str], datetime] = {}
-    for m, room_id, key_hash in keyed:
-        ident = (room_id, key_hash)
-        previous = window_seen.get(ident)
-        if previous is None:
-            is_resend = ident in resent_first
-        else:
-            is_resend = abs((m.sent_at - previous).total_seconds()) <= window
-        window_seen[ident] = m.sent_at if previous is None else max(previous, m.sent_at)
+    for (m, room_id, key_hash), verdict in zip(keyed, repeat_verdicts, strict=True):
+        is_resend = (room_id, key_hash) in resent_first if verdict is None else verdict
         if is_resend:
             resends_by_room[room_id] += 1
         else:

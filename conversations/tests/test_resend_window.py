@@ -94,12 +94,25 @@ class TestRedisRestart:
             post(uploader, "b-1", _storm(10))
         assert [q for q in queries if q["sql"].startswith("SELECT") and table in q["sql"]]
 
+    def test_only_windows_that_slid_past_their_stored_copy_are_written(self, uploader, vendor):
+        """The stored copy of a key is a message row already: an ordinary batch writes no window rows."""
+        post(uploader, "b-1", [message(f"메시지 {n}", at=T0 + timedelta(minutes=n)) for n in range(5)])
+        assert ResendWindowEntry.objects.count() == 0
+        post(uploader, "b-2", _storm(3, start=T0 + timedelta(hours=1)))
+        assert ResendWindowEntry.objects.count() == 1
+
+    def test_after_a_restart_a_stored_copy_alone_still_catches_the_next_copy(self, uploader, vendor):
+        post(uploader, "b-1", [message("네 확인했습니다", unread=3)])
+        redis_client().flushdb()
+        response = post(uploader, "b-2", [message("네 확인했습니다", at=T0 + timedelta(seconds=2), unread=3)])
+        assert response.json()["dropped_resends"] == 1
+        assert Message.objects.count() == 1
+
     def test_window_entries_past_the_key_ttl_are_pruned(self, uploader, vendor, settings):
-        post(uploader, "b-1", [message("오래된 메시지")])
-        ResendWindowEntry.objects.update(
-            updated_at=timezone.now() - timedelta(seconds=settings.RESEND_KEY_TTL_SECONDS + 60)
-        )
-        post(uploader, "b-2", [message("새 메시지", at=T0 + timedelta(minutes=1))])
+        post(uploader, "b-1", _storm(3, text="오래된 메시지"))
+        aged = timezone.now() - timedelta(seconds=settings.RESEND_KEY_TTL_SECONDS + 60)
+        ResendWindowEntry.objects.update(updated_at=aged)
+        post(uploader, "b-2", _storm(3, start=T0 + timedelta(minutes=1), text="새 메시지"))
         assert list(ResendWindowEntry.objects.values_list("owner", flat=True)) == [f"{uploader.device.pk}:b-2"]
 
 
