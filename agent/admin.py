@@ -193,10 +193,10 @@ class FaqEntryAdmin(admin.ModelAdmin):
 class FaqVersionAdmin(ReadOnlyAdmin):
     """Snapshots taken at every FAQ change; read-only, kept after the entry is deleted."""
 
-    list_display = ("created_at", "entry_ref", "entry_link", "reason", "actor")
-    list_filter = ("reason",)
+    list_display = ("created_at", "entry_ref", "entry_link", "reason", "origin", "actor")
+    list_filter = ("reason", "origin")
     search_fields = ("entry_ref", "actor")
-    readonly_fields = ("entry", "entry_ref", "reason", "actor", "created_at", "snapshot")
+    readonly_fields = ("entry", "entry_ref", "reason", "origin", "actor", "created_at", "snapshot")
 
     @admin.display(description="FAQ")
     def entry_link(self, version):
@@ -355,4 +355,4 @@ class KnowledgeDocumentAdmin(admin.ModelAdmin):
 
 admin.site.register(KnowledgeWorkspace, KnowledgeWorkspaceAdmin)
 admin.site.register(KnowledgeDocument, KnowledgeDocumentAdmin)
-from agent import admin_questions  # noqa: F401,E402
+from agent import admin_questions, admin_training  # noqa: F401,E402

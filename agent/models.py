@@ -63,12 +63,22 @@ class FaqVersion(models.Model):
         SUPERSEDED = "superseded", "새 버전으로 교체"
         DELETED = "deleted", "삭제"
 
+    class Origin(models.TextChoices):
+        # A file row carries its own date (source_created_at); any other change is curation, dated when it
+        # happened. The batch ingest lets a file row win only over versions older than it (faq_ingest_jsonl).
+        FILE = "file", "파일 적재"
+        CURATION = "curation", "큐레이션(직원 변경)"
+
     entry = models.ForeignKey(
         FaqEntry, verbose_name="FAQ", null=True, on_delete=models.SET_NULL, related_name="versions"
     )
     entry_ref = models.PositiveBigIntegerField("FAQ ID")  # survives deletion of the entry
+    # The question's key (faq_services.question_key) at this version: a deleted or renamed question is still
+    # known by its key, so a later file load can tell that staff removed it.
+    question_key = models.CharField("질문 키", max_length=64, blank=True, editable=False)
     snapshot = models.JSONField("스냅숏")
     reason = models.CharField("사유", max_length=32, choices=Reason.choices)
+    origin = models.CharField("변경 주체", max_length=16, choices=Origin.choices, default=Origin.CURATION)
     actor = models.CharField("작업자", max_length=150, blank=True)
     created_at = models.DateTimeField("시각", auto_now_add=True)
 
@@ -76,10 +86,142 @@ class FaqVersion(models.Model):
         ordering = ["-created_at", "-id"]
         verbose_name = "FAQ 버전"
         verbose_name_plural = "FAQ 버전"
-        indexes = [models.Index(fields=["entry_ref", "-created_at"], name="faqversion_entry_ref")]
+        indexes = [
+            models.Index(fields=["entry_ref", "-created_at"], name="faqversion_entry_ref"),
+            models.Index(fields=["question_key", "origin", "-created_at"], name="faqversion_question_key"),
+        ]
 
     def __str__(self):
         return f"FAQ#{self.entry_ref} {self.reason}"
+
+
+# --- FAQ training uploads (a spreadsheet of Q/A rows, conflicts reviewed by staff) ---
+
+
+class TrainingJob(models.Model):
+    """One uploaded spreadsheet of FAQ rows. Rows without a similar FAQ are added at once; the others wait as
+    conflicts for staff review. Status changes only through agent.knowledge.training.training_job_transition."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "대기"
+        RUNNING = "running", "처리 중"
+        REVIEW = "review", "검토 대기"
+        DONE = "done", "완료"
+        FAILED = "failed", "실패"
+
+    file_name = models.CharField("파일명", max_length=255)
+    file_sha256 = models.CharField("파일 해시", max_length=64)
+    status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    rows_total = models.PositiveIntegerField("전체 행", default=0)
+    rows_done = models.PositiveIntegerField("처리한 행", default=0)
+    added_count = models.PositiveIntegerField("추가", default=0)
+    conflict_count = models.PositiveIntegerField("충돌", default=0)
+    skipped_count = models.PositiveIntegerField("건너뜀", default=0)
+    failed_count = models.PositiveIntegerField("실패", default=0)
+    error = models.TextField("오류", blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name="올린 직원", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField("올린 시각", auto_now_add=True)
+    started_at = models.DateTimeField("시작 시각", null=True, blank=True)
+    finished_at = models.DateTimeField("끝난 시각", null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "FAQ 학습 업로드"
+        verbose_name_plural = "FAQ 학습 업로드"
+
+    def __str__(self):
+        return f"{self.file_name} (#{self.pk})"
+
+
+class TrainingJobRow(models.Model):
+    """One row of an uploaded spreadsheet and what became of it."""
+
+    class Status(models.TextChoices):
+        PENDING = "PENDING", "처리 전"
+        ADDED = "ADDED", "추가됨"
+        CONFLICT = "CONFLICT", "충돌(검토)"
+        SKIPPED_DUPLICATE = "SKIPPED_DUPLICATE", "중복이라 건너뜀"
+        SKIPPED_EMPTY = "SKIPPED_EMPTY", "빈 행이라 건너뜀"
+        FAILED = "FAILED", "실패"
+
+    job = models.ForeignKey(TrainingJob, verbose_name="업로드", on_delete=models.CASCADE, related_name="rows")
+    row_number = models.PositiveIntegerField("행 번호")  # as the spreadsheet shows it (header is row 1)
+    question = models.TextField("질문", blank=True)
+    # faq_services.question_key of the question: finds a question repeated earlier in the same file.
+    question_key = models.CharField("질문 키", max_length=64, blank=True, editable=False)
+    answer = models.TextField("답변", blank=True)
+    category = models.CharField("분류", max_length=200, blank=True)
+    url = models.CharField("URL", max_length=1000, blank=True)
+    source = models.CharField("출처", max_length=200, blank=True)
+    status = models.CharField("결과", max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
+    reason = models.TextField("사유", blank=True)
+    entry = models.ForeignKey(
+        FaqEntry, verbose_name="추가된 FAQ", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["job", "row_number"]
+        verbose_name = "FAQ 학습 행"
+        verbose_name_plural = "FAQ 학습 행"
+        constraints = [models.UniqueConstraint(fields=["job", "row_number"], name="training_row_unique_number")]
+        indexes = [models.Index(fields=["job", "question_key"], name="training_row_question_key")]
+
+    def __str__(self):
+        return f"#{self.job_id} {self.row_number}행"
+
+
+class TrainingConflict(models.Model):
+    """A row whose question is the same as, or similar to, an existing FAQ: staff decide what to keep.
+
+    Before an action deletes or changes the existing FAQ, the FAQ's version snapshot is kept (`snapshot_version`),
+    and the review page can restore it."""
+
+    class Match(models.TextChoices):
+        SAME_QUESTION = "same_question", "같은 질문"
+        SIMILAR = "similar", "비슷한 질문"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "검토 대기"
+        RESOLVED = "resolved", "처리됨"
+        RESTORED = "restored", "되돌림"
+
+    class Action(models.TextChoices):
+        KEEP_EXISTING = "keep_existing", "기존 유지 (새 행 버림)"
+        ADD_NEW = "add_new", "새 FAQ로 추가"
+        UPDATE_EXISTING = "update_existing", "기존 FAQ 수정"
+        REPLACE_EXISTING = "replace_existing", "기존 FAQ 삭제 후 새 FAQ로 교체"
+
+    job = models.ForeignKey(TrainingJob, verbose_name="업로드", on_delete=models.CASCADE, related_name="conflicts")
+    row = models.OneToOneField(TrainingJobRow, verbose_name="행", on_delete=models.CASCADE, related_name="conflict")
+    existing = models.ForeignKey(
+        FaqEntry, verbose_name="기존 FAQ", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    existing_snapshot = models.JSONField("기존 FAQ (발견 당시)", default=dict)
+    match = models.CharField("일치 종류", max_length=16, choices=Match.choices)
+    score = models.FloatField("유사도")
+    candidates = models.JSONField("다른 후보", default=list, blank=True)  # [{"faq_id", "question", "score"}]
+    status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
+    action = models.CharField("조치", max_length=20, choices=Action.choices, blank=True)
+    result_entry = models.ForeignKey(
+        FaqEntry, verbose_name="결과 FAQ", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    snapshot_version = models.ForeignKey(
+        FaqVersion, verbose_name="되돌릴 스냅숏", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name="처리한 직원", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField("처리 시각", null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "row__row_number"]
+        verbose_name = "FAQ 학습 충돌"
+        verbose_name_plural = "FAQ 학습 충돌"
+
+    def __str__(self):
+        return f"#{self.job_id} {self.row.row_number}행 ↔ FAQ #{self.existing_id}"
 
 
 # --- LightRAG knowledge hub ---
@@ -162,7 +304,12 @@ class KnowledgeDocument(models.Model):
 
 
 class AnswerRun(models.Model):
-    """One attempt of the agent at one question, with everything staff need to see why each word is there."""
+    """One attempt of the agent at one question, with everything staff need to see why each word is there.
+
+    A run is open until `finished_at` is set. While open it holds a lease on its question (`lease_expires_at`),
+    renewed by its worker's heartbeat; a run whose lease lapsed is closed by the sweep with an `error` and no
+    `outcome`, and the question goes to a new run. A run closed by a transient error looks the same.
+    """
 
     class Outcome(models.TextChoices):
         ANSWERED = "answered", "답변"
@@ -194,6 +341,8 @@ class AnswerRun(models.Model):
     send_job = models.ForeignKey(
         "delivery.SendJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="answer_runs"
     )
+    worker = models.CharField("작업자", max_length=200, blank=True)  # host:pid of the process that ran it
+    lease_expires_at = models.DateTimeField("리스 만료", null=True, blank=True)
     started_at = models.DateTimeField("시작", auto_now_add=True)
     finished_at = models.DateTimeField("종료", null=True, blank=True)
 
@@ -201,7 +350,14 @@ class AnswerRun(models.Model):
         ordering = ["-started_at"]
         verbose_name = "답변 실행"
         verbose_name_plural = "답변 실행"
-        constraints = [models.UniqueConstraint(fields=["question", "attempt"], name="answer_run_unique_attempt")]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "attempt"], name="answer_run_unique_attempt"),
+            # A finished run holds no lease.
+            models.CheckConstraint(
+                name="answer_run_lease_only_while_open",
+                condition=models.Q(finished_at__isnull=True) | models.Q(lease_expires_at__isnull=True),
+            ),
+        ]
         indexes = [models.Index(fields=["started_at"], name="answer_run_started")]
 
     def __str__(self):

@@ -40,6 +40,29 @@ def room_history(*, room, before: Message) -> list[dict]:
     ]
 
 
+# --- the sweep: questions whose run was lost ---
+
+
+def questions_dispatch_lost(*, untouched_since: datetime, limit: int) -> list[int]:
+    """Accepted questions nothing has touched since `untouched_since` (their dispatch was lost), oldest id first."""
+    return list(
+        Question.objects.filter(status=Question.Status.ACCEPTED, updated_at__lt=untouched_since)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def questions_lease_lapsed(*, now: datetime, limit: int) -> list[int]:
+    """Running questions without an open run whose lease is still live at `now` (its worker died), oldest first."""
+    live_lease = AnswerRun.objects.filter(question=OuterRef("pk"), finished_at__isnull=True, lease_expires_at__gt=now)
+    return list(
+        Question.objects.filter(status=Question.Status.RUNNING)
+        .filter(~Exists(live_lease))
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
 # --- staff views: the question audit page, the needs-attention list, statistics ---
 
 # Outcomes whose answer staff may still approve and send (mirrors `answer_approve`).

@@ -1,25 +1,51 @@
-"""Writes of the agent: running a question (a run row per attempt), staff approval and marking answers wrong."""
+"""Writes of the agent: running a question (a run row per attempt, holding a lease), staff approval, wrong marks.
+
+A run claims an accepted question (`accepted → running`) and opens an `AnswerRun` holding a lease, in one
+transaction. While it composes, a heartbeat thread renews the lease. It ends in one transaction that records the
+trace, queues the send and moves the question to its outcome — but only while the run still holds the question:
+a run the sweep took over (its lease lapsed) drops its answer. A transient error closes the run and puts the
+question back to `accepted` for the task's retry; the sweep gives a question whose lease lapsed (a killed worker)
+to a new run. Either way at most `AGENT_RUN_MAX_ATTEMPTS` runs, then the question fails with an alert.
+Question statuses change only through `conversations.question_services`.
+"""
 
 import logging
+import os
+import socket
+import threading
+import time
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
-from agent.llm.base import LlmProvider, LlmTransientError, provider_get
+from agent.llm.base import LlmProvider, provider_get
 from agent.models import AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
 from agent.pipeline import AnswerTrace, QuestionContext, answer_compose, remove_questions_back, verification_names
-from agent.selectors import room_history
+from agent.selectors import questions_dispatch_lost, questions_lease_lapsed, room_history
 from agent.verification import verify_draft
+from config.celery import TRANSIENT_ERRORS
 from conversations.models import Question, Room
+from conversations.question_services import question_get_locked, question_touch, question_transition
 from delivery.services import send_request_submit
 from monitoring.models import Alert
-from monitoring.services import alert_raise, audit_record, marker_result_write
+from monitoring.services import alert_raise, audit_record
 
 logger = logging.getLogger(__name__)
 
 Status = Question.Status
+
+# Hard and soft time limit of one run (the task's). The heartbeat stops renewing at the hard limit, so a run that
+# hangs in a pool that does not enforce limits still loses its lease.
+RUN_TIME_LIMIT_SECONDS = 300
+RUN_SOFT_TIME_LIMIT_SECONDS = 240
+AGENT_ACTOR = "agent"
+SWEEP_ACTOR = "sweep"
+ERROR_MAX_LENGTH = 2000
+LEASE_LAPSED = "lease lapsed: the run's worker stopped renewing it (killed, out of memory or cut off)"
 
 
 class QuestionNotActionable(Exception):
@@ -39,49 +65,64 @@ def question_dispatch_on_commit(question: Question) -> None:
 
 
 def question_process(question_id: int, *, provider: LlmProvider | None = None) -> AnswerRun | None:
-    """Claim an accepted question, answer it, store every step, queue the send, write the result marker.
+    """Claim an accepted question, answer it, store every step, queue the send — exactly once.
 
-    Returns None when another worker holds the question or it is no longer accepted. A transient LLM error puts
-    the question back to `accepted` (the task retries); anything else fails it with an alert — never silence.
+    Returns None when the question is not accepted (another run has it, or it is done). A transient error closes
+    the run, puts the question back to `accepted` and is raised again for the task to retry (on the last attempt
+    the question fails instead); any other error fails the question with an alert — never silence.
     """
-    claimed = Question.objects.filter(pk=question_id, status=Status.ACCEPTED).update(
-        status=Status.RUNNING, updated_at=timezone.now()
-    )
-    if not claimed:
-        return None
-    question = Question.objects.select_related("room", "vendor", "message").get(pk=question_id)
     provider = provider or provider_get()
-    run = AnswerRun.objects.create(
-        question=question,
-        attempt=question.runs.count() + 1,
-        provider=provider.name,
-        room_kind=question.room.kind,
-    )
-    if question.room.resolution_status != Room.ResolutionStatus.MATCHED or question.vendor_id is None:
-        _finish(question, run, outcome=Status.BLOCKED, reason=f"room_{question.room.resolution_status}")
-        return run
-    try:
-        trace = answer_compose(question_context(question), provider=provider)
-    except LlmTransientError as exc:
-        _run_error(run, exc)
-        Question.objects.filter(pk=question_id, status=Status.RUNNING).update(status=Status.ACCEPTED)
-        raise
-    except Exception as exc:
-        logger.exception("question %s failed", question_id)
-        _run_error(run, exc)
-        question_fail(question_id, reason=f"{type(exc).__name__}: {exc}"[:200])
-        return run
-    _record_trace(run, trace)
-    with transaction.atomic():
-        if trace.outcome in (Status.ANSWERED, Status.NO_EVIDENCE):
-            if question.vendor.answer_mode == "review":
-                run.awaiting_review = True
-                run.save(update_fields=["awaiting_review"])
+    run = run_claim(question_id, provider_name=provider.name)
+    if run is None:
+        return None
+    question = run.question
+    with _lease_heartbeat(run):
+        try:
+            if question.room.resolution_status != Room.ResolutionStatus.MATCHED or question.vendor_id is None:
+                # The room was re-resolved away from a vendor after the question was accepted.
+                _run_finish(run, outcome=Status.BLOCKED, reason=f"room_{question.room.resolution_status}")
             else:
-                run.send_job = _send(question, trace.final_text, actor="agent")
-                run.save(update_fields=["send_job"])
-        _finish(question, run, outcome=trace.outcome, reason=trace.outcome_reason)
+                trace = answer_compose(question_context(question), provider=provider)
+                _run_finish(run, outcome=trace.outcome, reason=trace.outcome_reason, trace=trace)
+        except TRANSIENT_ERRORS as error:
+            if _run_release(run, error):
+                raise
+        except Exception as error:
+            logger.exception("question %s failed", question_id)
+            _run_fail(run, error)
+    run.refresh_from_db()
     return run
+
+
+def run_claim(question_id: int, *, provider_name: str) -> AnswerRun | None:
+    """`accepted → running` and a new `AnswerRun` holding a lease, in one transaction; None when not accepted.
+
+    An accepted question whose attempts are used up is failed instead.
+    """
+    with transaction.atomic():
+        question = question_get_locked(question_id)
+        if question is None or question.status != Status.ACCEPTED:
+            return None
+        attempt = _attempts(question) + 1
+        if attempt > settings.AGENT_RUN_MAX_ATTEMPTS:
+            _fail(question, reason=f"attempts exhausted ({attempt - 1})", actor=AGENT_ACTOR)
+            return None
+        question_transition(question, to=Status.RUNNING, actor=AGENT_ACTOR, data={"attempt": attempt})
+        run = AnswerRun.objects.create(
+            question=question,
+            attempt=attempt,
+            provider=provider_name,
+            room_kind=question.room.kind,
+            worker=f"{socket.gethostname()}:{os.getpid()}",
+            lease_expires_at=timezone.now() + _lease_duration(),
+        )
+    return run
+
+
+def run_lease_renew(run_id: int) -> bool:
+    """Extend an open run's lease from now; False when the run is closed (finished, failed or taken over)."""
+    expires_at = timezone.now() + _lease_duration()
+    return bool(AnswerRun.objects.filter(pk=run_id, finished_at__isnull=True).update(lease_expires_at=expires_at))
 
 
 def question_context(question: Question) -> QuestionContext:
@@ -95,54 +136,209 @@ def question_context(question: Question) -> QuestionContext:
     )
 
 
-def question_fail(question_id: int, *, reason: str) -> bool:
-    """Fail a question that cannot be answered (after retries, a crash, or stuck running) and alert staff."""
+def questions_sweep(*, now=None) -> dict:
+    """Re-dispatch accepted questions whose dispatch was lost; give running questions whose lease lapsed to a new
+    run (or fail them when no attempt is left). Bounded batches, compare-and-set: safe to run at any moment."""
+    from agent.tasks import process_question
+
+    now = now or timezone.now()
+    limit = settings.AGENT_SWEEP_BATCH
+    lost = questions_dispatch_lost(
+        untouched_since=now - timedelta(seconds=settings.AGENT_DISPATCH_LOST_SECONDS), limit=limit
+    )
+    redispatched = 0
+    for question_id in lost:
+        # Touch first so the next sweep does not dispatch it again while this dispatch waits in the queue.
+        if question_touch(question_id, status=Status.ACCEPTED, now=now):
+            process_question.delay(question_id)
+            redispatched += 1
+    outcomes = [_run_reclaim(question_id, now=now) for question_id in questions_lease_lapsed(now=now, limit=limit)]
+    return {
+        "redispatched": redispatched,
+        "reclaimed": outcomes.count(Status.ACCEPTED),
+        "failed": outcomes.count(Status.FAILED),
+    }
+
+
+# --- the life of a run ---------------------------------------------------------------------------------------
+
+
+def _run_finish(run: AnswerRun, *, outcome: str, reason: str, trace: AnswerTrace | None = None) -> bool:
+    """Record the trace, queue the send and move the question to its outcome, in one transaction — so a crash
+    or an error inside leaves nothing half done and the retry answers once. False when the run no longer holds
+    the question (the sweep gave it to another run): its answer is dropped."""
+    run_id, question_id = run.pk, run.question_id
     with transaction.atomic():
-        failed = Question.objects.filter(pk=question_id, status__in=[Status.ACCEPTED, Status.RUNNING]).update(
-            status=Status.FAILED, outcome_reason=reason[:64], updated_at=timezone.now()
-        )
-        if not failed:
+        question = question_get_locked(question_id)
+        run = _run_holding(question, run)
+        if run is None:
+            logger.warning("run %s of question %s was taken over; its answer is dropped", run_id, question_id)
             return False
-        question = Question.objects.select_related("room").get(pk=question_id)
-        marker_result_write(question=question, outcome=Status.FAILED)
-        audit_record(
-            actor_kind="system", actor_id=None, action="question.fail", target=question, data={"reason": reason}
-        )
-        transaction.on_commit(
-            lambda: alert_raise(
-                kind=Alert.Kind.QUESTION_FAILED,
-                key=f"question:{question_id}",
-                message=f"질문 처리에 실패했습니다: [{question.room.name}] {question.text[:80]} ({reason[:120]})",
-                data={"question_id": question_id, "reason": reason},
-            )
+        if trace is not None:
+            _record_trace(run, trace)
+            if outcome in (Status.ANSWERED, Status.NO_EVIDENCE):
+                if question.vendor.answer_mode == "review":
+                    run.awaiting_review = True
+                else:
+                    run.send_job = _send(question, trace.final_text, actor=AGENT_ACTOR)
+        run.outcome = outcome
+        run.outcome_reason = reason[:200]
+        _run_close(run)
+        question_transition(
+            question, to=outcome, actor=AGENT_ACTOR, reason=reason, data={"run": run.pk, "attempt": run.attempt}
         )
     return True
 
 
-def questions_sweep(*, now=None) -> dict:
-    """Re-dispatch accepted questions whose dispatch was lost; fail ones stuck running. Bounded, idempotent."""
-    from agent.tasks import process_question
+def _run_release(run: AnswerRun, error: Exception) -> bool:
+    """After a transient error: close the run and put the question back to `accepted` for a retry. On the last
+    attempt the question fails instead. Returns whether the question was put back."""
+    message = _error_text(error)
+    with transaction.atomic():
+        question = question_get_locked(run.question_id)
+        run = _run_holding(question, run)
+        if run is None:
+            return False
+        if run.attempt >= settings.AGENT_RUN_MAX_ATTEMPTS:
+            _fail(question, reason=f"attempts exhausted: {type(error).__name__}", actor=AGENT_ACTOR, error=message)
+            return False
+        _run_close(run, error=message)
+        question_transition(question, to=Status.ACCEPTED, actor=AGENT_ACTOR, data={"run": run.pk, "error": message})
+    return True
 
-    now = now or timezone.now()
-    lost_before = now - timedelta(seconds=settings.AGENT_DISPATCH_LOST_SECONDS)
-    stale_before = now - timedelta(seconds=settings.AGENT_RUNNING_STALE_SECONDS)
-    limit = settings.AGENT_SWEEP_BATCH
-    lost = list(
-        Question.objects.filter(status=Status.ACCEPTED, updated_at__lt=lost_before)
-        .order_by("pk")
-        .values_list("pk", flat=True)[:limit]
+
+def _run_fail(run: AnswerRun, error: Exception) -> None:
+    """After a terminal error: close the run and fail the question (unless another run holds it by now)."""
+    message = _error_text(error)
+    with transaction.atomic():
+        question = question_get_locked(run.question_id)
+        if _run_holding(question, run) is None:
+            return
+        _fail(question, reason=message, actor=AGENT_ACTOR)
+
+
+def _run_reclaim(question_id: int, *, now) -> str | None:
+    """A running question none of whose runs holds a live lease: close its open runs and put it back to
+    `accepted` with a new dispatch, or fail it when its attempts are used up. None when it changed meanwhile."""
+    with transaction.atomic():
+        question = question_get_locked(question_id, skip_locked=True)
+        if question is None or question.status != Status.RUNNING:
+            return None
+        open_runs = _open_runs_locked(question)
+        if any(run.lease_expires_at and run.lease_expires_at > now for run in open_runs):
+            return None  # renewed since the sweep looked
+        attempts = _attempts(question)
+        if attempts >= settings.AGENT_RUN_MAX_ATTEMPTS:
+            reason = f"lease lapsed, attempts exhausted ({attempts})"
+            _fail(question, reason=reason, actor=SWEEP_ACTOR, error=LEASE_LAPSED)
+            return Status.FAILED
+        for run in open_runs:
+            _run_close(run, error=LEASE_LAPSED)
+        question_transition(
+            question, to=Status.ACCEPTED, actor=SWEEP_ACTOR, data={"lease_lapsed_runs": [r.pk for r in open_runs]}
+        )
+        question_dispatch_on_commit(question)
+    return Status.ACCEPTED
+
+
+def _run_holding(question: Question | None, run: AnswerRun) -> AnswerRun | None:
+    """`run` as stored now, locked, while it still holds `question` (locked by the caller): the question running
+    and the run not closed by the sweep. None otherwise. Read afresh, so nothing a rolled-back attempt to finish
+    set on the caller's copy is written."""
+    if question is None or question.status != Status.RUNNING:
+        return None
+    return AnswerRun.objects.select_for_update().filter(pk=run.pk, finished_at__isnull=True).first()
+
+
+def _run_close(run: AnswerRun, *, error: str = "") -> None:
+    """End the run and its lease; the run's outcome (if any) is set by the caller."""
+    run.finished_at = timezone.now()
+    run.lease_expires_at = None
+    if error:
+        run.error = error[:ERROR_MAX_LENGTH]
+    run.save(
+        update_fields=[
+            "outcome",
+            "outcome_reason",
+            "awaiting_review",
+            "send_job",
+            "error",
+            "finished_at",
+            "lease_expires_at",
+        ]
     )
-    for question_id in lost:
-        # Touch first so the next sweep does not dispatch it again while this dispatch waits in the queue.
-        Question.objects.filter(pk=question_id, status=Status.ACCEPTED).update(updated_at=now)
-        process_question.delay(question_id)
-    stale = list(
-        Question.objects.filter(status=Status.RUNNING, updated_at__lt=stale_before)
-        .order_by("pk")
-        .values_list("pk", flat=True)[:limit]
+
+
+def _fail(question: Question, *, reason: str, actor: str, error: str = "") -> None:
+    """`→ failed` (result marker, audit row), its open runs closed as failed, and a `question_failed` alert after
+    the commit. The question is locked by the caller."""
+    for run in _open_runs_locked(question):
+        run.outcome = AnswerRun.Outcome.FAILED
+        run.outcome_reason = reason[:200]
+        _run_close(run, error=error or reason)
+    question_transition(question, to=Status.FAILED, actor=actor, reason=reason)
+    question_id, room_name, text = question.pk, question.room.name, question.text
+    transaction.on_commit(
+        lambda: alert_raise(
+            kind=Alert.Kind.QUESTION_FAILED,
+            key=f"question:{question_id}",
+            message=f"질문 처리에 실패했습니다: [{room_name}] {text[:80]} ({reason[:120]})",
+            data={"question_id": question_id, "reason": reason},
+        )
     )
-    failed = sum(question_fail(question_id, reason="stuck running") for question_id in stale)
-    return {"redispatched": len(lost), "failed": failed}
+
+
+def _open_runs_locked(question: Question) -> list[AnswerRun]:
+    return list(
+        AnswerRun.objects.select_for_update().filter(question=question, finished_at__isnull=True).order_by("pk")
+    )
+
+
+def _attempts(question: Question) -> int:
+    return question.runs.aggregate(last=Max("attempt"))["last"] or 0
+
+
+def _lease_duration() -> timedelta:
+    return timedelta(seconds=settings.AGENT_RUN_LEASE_SECONDS)
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:ERROR_MAX_LENGTH]
+
+
+@contextmanager
+def _lease_heartbeat(run: AnswerRun):
+    """Renew the run's lease every `AGENT_RUN_HEARTBEAT_SECONDS` from a thread while the block runs.
+
+    A thread, not calls between pipeline stages: one model call may take longer than a lease (timeouts times
+    retries), and a thread renews whatever the pipeline is doing. It dies with the process, which is the point:
+    a killed worker stops renewing and the sweep takes the question over. It stops at the run's hard time limit,
+    so a run hung in a pool that enforces no limit loses its lease too.
+    """
+    stop = threading.Event()
+    renew_until = time.monotonic() + RUN_TIME_LIMIT_SECONDS
+    heartbeat = threading.Thread(
+        target=_lease_heartbeat_loop, args=(run.pk, stop, renew_until), name=f"run-{run.pk}-heartbeat", daemon=True
+    )
+    heartbeat.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        heartbeat.join(timeout=settings.AGENT_RUN_HEARTBEAT_SECONDS)
+
+
+def _lease_heartbeat_loop(run_id: int, stop: threading.Event, renew_until: float) -> None:
+    try:
+        while not stop.wait(settings.AGENT_RUN_HEARTBEAT_SECONDS) and time.monotonic() < renew_until:
+            try:
+                if not run_lease_renew(run_id):
+                    return  # closed: finished, or taken over by the sweep
+            except TRANSIENT_ERRORS:
+                # Try again at the next beat; if the database stays away the lease lapses, as it should.
+                logger.warning("run %s: lease renewal failed", run_id, exc_info=True)
+    finally:
+        connection.close()  # this thread's own connection
 
 
 @transaction.atomic
@@ -225,21 +421,6 @@ def _send(question: Question, text: str, *, actor):
     return job
 
 
-def _finish(question: Question, run: AnswerRun, *, outcome: str, reason: str) -> None:
-    with transaction.atomic():
-        run.outcome = outcome
-        run.outcome_reason = reason[:200]
-        run.finished_at = timezone.now()
-        run.save(update_fields=["outcome", "outcome_reason", "finished_at"])
-        Question.objects.filter(pk=question.pk, status=Status.RUNNING).update(
-            status=outcome, outcome_reason=reason[:64], updated_at=timezone.now()
-        )
-        marker_result_write(question=question, outcome=outcome)
-        audit_record(
-            actor_kind="system", actor_id="agent", action=f"question.{outcome}", target=question, data={"run": run.pk}
-        )
-
-
 def _record_trace(run: AnswerRun, trace: AnswerTrace) -> None:
     with transaction.atomic():
         run.model_name = trace.model
@@ -298,10 +479,6 @@ def _record_trace(run: AnswerRun, trace: AnswerTrace) -> None:
             )
             for position, c in enumerate(trace.tool_calls)
         )
-
-
-def _run_error(run: AnswerRun, exc: Exception) -> None:
-    AnswerRun.objects.filter(pk=run.pk).update(error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now())
 
 
 def _last_draft(run: AnswerRun) -> str:

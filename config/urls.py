@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from agent.admin_health import health_view
+
 api_v1 = [
     path("", include("delivery.api.urls")),
     path("", include("conversations.api.urls")),
@@ -10,6 +12,7 @@ api_v1 = [
 
 urlpatterns = [
     path("admin/agent/", include("agent.admin_questions")),  # attention list and statistics
+    path("admin/health/", admin.site.admin_view(health_view), name="admin_health"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from agent.services import question_dispatch_on_commit
 from conversations.models import Message, QuarantinedMessage, Question, Room, UploadBatch
+from conversations.question_services import question_create
 from conversations.resend import KeyOccurrences, first_occurrences_resent, resend_key_hash, resend_owner
 from conversations.storable import is_storable, storable_clean, storable_escape, storable_json
-from monitoring.services import audit_record, marker_accepted_write, marker_result_write
+from monitoring.services import audit_record
 from vendors.services import room_resolve
 
 Reason = QuarantinedMessage.Reason
@@ -510,19 +511,17 @@ def question_record(*, message: Message, tags: list[str]) -> Question:
     room = message.room
     text = question_text_from(message.text, tags)
     if room.resolution_status == Room.ResolutionStatus.MATCHED:
-        question = Question.objects.create(message=message, room=room, vendor=room.vendor, text=text)
-        marker_accepted_write(question=question)
+        question = question_create(message=message, room=room, vendor=room.vendor, text=text)
         question_dispatch_on_commit(question)
         return question
-    question = Question.objects.create(
+    return question_create(
         message=message,
         room=room,
+        vendor=None,
         text=text,
         status=Question.Status.BLOCKED,
-        outcome_reason=f"room_{room.resolution_status}:{room.resolution_reason}",
+        reason=f"room_{room.resolution_status}:{room.resolution_reason}",
     )
-    marker_result_write(question=question, outcome=Question.Status.BLOCKED)
-    return question
 
 
 @transaction.atomic

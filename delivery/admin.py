@@ -8,12 +8,14 @@ from config.admin import ReadOnlyAdmin
 from delivery.models import Device, SenderRoom, SendJob, SendJobItem
 from delivery.selectors import send_job_history
 from delivery.services import (
+    DeviceNotPaired,
     DeviceRevoked,
     SendJobStateConflict,
     UnknownResolution,
     device_pairing_code_issue,
     device_register,
     device_revoke,
+    device_token_rotation_request,
     send_job_resolve_unknown,
     sender_room_set,
 )
@@ -26,10 +28,19 @@ class DeviceAdmin(admin.ModelAdmin):
     """Staff register devices, issue pairing codes and revoke. Rows change only through the services, so the
     detail page is read-only and hashes are never shown."""
 
-    list_display = ("name", "role", "status", "client_name", "created_at", "paired_at", "last_seen_at")
+    list_display = (
+        "name",
+        "role",
+        "status",
+        "client_name",
+        "created_at",
+        "paired_at",
+        "last_seen_at",
+        "token_expires_at",
+    )
     list_filter = ("role", "status")
     search_fields = ("name", "client_name")
-    actions = ("issue_pairing_code", "revoke")
+    actions = ("issue_pairing_code", "request_token_rotation", "revoke")
     add_fields = ("name", "role")
     detail_fields = (
         "name",
@@ -39,8 +50,10 @@ class DeviceAdmin(admin.ModelAdmin):
         "created_by",
         "created_at",
         "pairing_expires_at",
-        "pairing_attempts",
         "paired_at",
+        "token_issued_at",
+        "token_expires_at",
+        "token_rotation_requested_at",
         "last_seen_at",
         "revoked_at",
     )
@@ -81,6 +94,28 @@ class DeviceAdmin(admin.ModelAdmin):
                 f"{device.name}: 페어링 코드 {code} — {ttl_minutes}분 안에 기기에 입력하세요. "
                 "이 코드는 다시 표시되지 않습니다.",
                 messages.WARNING,
+            )
+
+    @admin.action(description="토큰 교체 요청", permissions=["manage"])
+    def request_token_rotation(self, request, queryset):
+        requested, skipped = 0, []
+        for device in queryset.order_by("pk"):
+            try:
+                device_token_rotation_request(device=device, actor=request.user)
+            except DeviceNotPaired:
+                skipped.append(device.name)
+                continue
+            requested += 1
+        if requested:
+            self.message_user(
+                request,
+                f"{requested}대의 기기에 토큰 교체를 요청했습니다. 기기가 다음 실행 때 새 토큰으로 바꾸고, "
+                "바꾼 뒤에는 이전 토큰이 더 이상 쓰이지 않습니다.",
+                messages.SUCCESS,
+            )
+        if skipped:
+            self.message_user(
+                request, f"토큰이 없는 기기(페어링 전·해지)는 건너뛰었습니다: {', '.join(skipped)}", messages.WARNING
             )
 
     @admin.action(description="해지", permissions=["manage"])

@@ -5,7 +5,9 @@ from django.db import models
 class Device(models.Model):
     """An edge program on a staff PC (uploader) or Mac (sender), identified by a role-scoped token.
 
-    Neither the pairing code nor the token is stored in clear: both are shown once and kept as hashes.
+    Neither the pairing code nor the token is stored in clear: both are shown once and kept as hashes. A token may
+    expire (`DEVICE_TOKEN_TTL_DAYS`); the device rotates it itself, and a rotated token (`pending_token_hash`)
+    replaces the current one at its first use.
     """
 
     class Role(models.TextChoices):
@@ -21,9 +23,12 @@ class Device(models.Model):
     role = models.CharField("역할", max_length=16, choices=Role.choices)
     status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.PENDING)
     token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    pending_token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    token_issued_at = models.DateTimeField("토큰 발급", null=True, blank=True, editable=False)
+    token_expires_at = models.DateTimeField("토큰 만료", null=True, blank=True, editable=False)
+    token_rotation_requested_at = models.DateTimeField("토큰 교체 요청", null=True, blank=True, editable=False)
     pairing_code_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     pairing_expires_at = models.DateTimeField("코드 만료", null=True, blank=True, editable=False)
-    pairing_attempts = models.PositiveIntegerField("코드 실패 횟수", default=0, editable=False)
     client_name = models.CharField("기기가 알린 이름", max_length=100, blank=True, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False

@@ -1,6 +1,7 @@
 """Reads of the delivery app: send jobs, their history, and which sender devices serve which rooms."""
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from conversations.models import Question, Room
 from delivery.models import Device, SendJob, SendJobItem
@@ -10,6 +11,15 @@ from monitoring.models import AuditEvent
 def send_job_get(*, job_id: int) -> SendJob | None:
     """The job with its room and items loaded, or None."""
     return SendJob.objects.select_related("room").prefetch_related("items").filter(pk=job_id).first()
+
+
+def sender_job_get(*, job_id: int, device: Device) -> SendJob | None:
+    """The job if `device` claimed it last (it holds the lease, or held it until it ended or lapsed), else None.
+
+    Another device's job, or one nobody gave this device, is answered exactly like a missing one: a sender cannot
+    learn which job ids exist. Its own job stays visible so it can be told its lease is gone.
+    """
+    return SendJob.objects.select_related("room").prefetch_related("items").filter(pk=job_id, claimed_by=device).first()
 
 
 def send_job_item_get(*, job: SendJob, index: int) -> SendJobItem | None:
@@ -26,6 +36,18 @@ def send_job_history(*, job: SendJob) -> QuerySet[AuditEvent]:
     return AuditEvent.objects.filter(target_type=SendJob._meta.label_lower, target_id=str(job.pk)).order_by(
         "created_at", "id"
     )
+
+
+def device_token_rotation_due(*, device: Device, now=None) -> bool:
+    """Whether the device should rotate its token now: staff asked for it, or the token is in the last third
+    of its life."""
+    if device.token_rotation_requested_at is not None:
+        return True
+    if device.token_expires_at is None or device.token_issued_at is None:
+        return False
+    now = now or timezone.now()
+    lifetime = device.token_expires_at - device.token_issued_at
+    return now >= device.token_expires_at - lifetime / 3
 
 
 def sender_devices_for_room(*, room: Room) -> QuerySet[Device]:

@@ -1,19 +1,10 @@
 """Thin Celery entry points of the delivery app."""
 
-from celery import shared_task
-from django.db import OperationalError
-
+from config.celery import task
 from delivery.services import send_jobs_expire_leases
 
 
-@shared_task(
-    name="delivery.expire_send_leases",
-    soft_time_limit=50,
-    time_limit=60,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=3,
-)
+@task("delivery.expire_send_leases", queue="delivery", soft_time_limit=50, time_limit=60)
 def expire_send_leases() -> int:
     """Move send jobs whose lease lapsed to `unknown`; idempotent, so a retry or an overlapping run is safe."""
     return send_jobs_expire_leases()

@@ -1,8 +1,8 @@
 """HTTP client of the edge device API (docs/edge-api.md). Every call has explicit timeouts.
 
 Responses are sorted into the errors of `edge.errors`: 5xx, 429 and transport failures are `ServerUnavailable`
-(repeat later), 401/403 `AuthRefused`, 409 LEASE_NOT_HELD `LeaseLost`, upload 413/422 `BatchRejected`, and
-anything else outside the contract `UnexpectedResponse`.
+(repeat later), 401/403 `AuthRefused`, 409 LEASE_NOT_HELD and 404 SEND_JOB_NOT_FOUND on a job call `LeaseLost`,
+upload 413/422 `BatchRejected`, and anything else outside the contract `UnexpectedResponse`.
 """
 
 import email.utils
@@ -105,6 +105,27 @@ class EdgeApi:
             return self._json(response)
         raise self._unexpected(response)
 
+    def token_status(self) -> dict:
+        """`{"device_id", "role", "expires_at", "rotation_due"}` of the token this client sends."""
+        response = self._request("GET", "/api/v1/devices/token")
+        if response.status_code == 200:
+            return self._json(response)
+        raise self._unexpected(response)
+
+    def token_rotate(self) -> str:
+        """A new token for this device; the current one keeps working until the new one is first used."""
+        response = self._request("POST", "/api/v1/devices/token/rotate", json={})
+        if response.status_code == 200:
+            token = self._json(response).get("token")
+            if isinstance(token, str) and token:
+                return token
+            raise UnexpectedResponse("token rotation answer has no token", status=200)
+        raise self._unexpected(response)
+
+    def use_token(self, token: str) -> None:
+        """Send `token` from the next request on."""
+        self._client.headers["Authorization"] = f"Bearer {token}"
+
     # --- upload ---
 
     def upload(self, *, batch_id: str, messages: list[dict]) -> dict:
@@ -147,7 +168,7 @@ class EdgeApi:
         """The item's bytes, checked against the job's sha256 when one is given."""
         path = content_url or f"/api/v1/sender/jobs/{job_id}/items/{index}/content"
         response = self._request("GET", path, timeout=self._timeout(self.timeouts.download))
-        if response.status_code == 409:
+        if response.status_code in (404, 409):
             self._raise_if_lease_lost(response, job_id)
         if response.status_code != 200:
             raise self._unexpected(response)
@@ -162,13 +183,18 @@ class EdgeApi:
         response = self._request("POST", f"/api/v1/sender/jobs/{job_id}/{action}", json=body)
         if response.status_code == 200:
             return self._json(response)
-        if response.status_code == 409:
+        if response.status_code in (404, 409):
             self._raise_if_lease_lost(response, job_id)
         raise self._unexpected(response)
 
     def _raise_if_lease_lost(self, response: httpx.Response, job_id: int) -> None:
-        if self._json(response, strict=False).get("error") == "LEASE_NOT_HELD":
+        # The server answers a job that went to another device exactly like a missing one (404): either way it
+        # is no longer this device's to send or report.
+        error = self._json(response, strict=False).get("error")
+        if error == "LEASE_NOT_HELD":
             raise LeaseLost(f"job {job_id}: this device no longer holds the lease")
+        if error == "SEND_JOB_NOT_FOUND":
+            raise LeaseLost(f"job {job_id}: the server no longer knows it as this device's job")
 
     def _timeout(self, read: float) -> httpx.Timeout:
         return httpx.Timeout(read, connect=self.timeouts.connect, write=read, pool=self.timeouts.connect)

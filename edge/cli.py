@@ -1,4 +1,4 @@
-"""`python -m edge pair|upload|send|replay-dead-letters`: the command line of the edge programs.
+"""`python -m edge pair|upload|send|rotate-token|replay-dead-letters`: the command line of the edge programs.
 
 Exit codes: edge.errors.ExitCode."""
 
@@ -20,6 +20,7 @@ from edge.message_sender import CommandMessageSender
 from edge.replay import dead_letters_replay
 from edge.sender import JOBS_DIR, SendJobRunner
 from edge.statefiles import RunLock, atomic_write_json, ensure_private_dir, read_json, remove_stale_temp_files
+from edge.token_rotation import TokenRotator
 from edge.uploader import CHECKPOINT_FILE, Uploader, device_label
 
 logger = logging.getLogger("edge")
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None, *, clock: Clock | None = None, environ=N
         config = load_config(args.config, environ=environ)
         if args.command == "pair":
             return _pair(config, code=args.code, name=args.name, force=args.force)
+        if args.command == "rotate-token":
+            return _rotate_token(config, clock=clock)
         if args.command == "replay-dead-letters":
             return _replay_dead_letters(config)
         return _run_program(args.command, config, loop_seconds=args.loop, clock=clock)
@@ -85,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     pair.add_argument("code")
     pair.add_argument("--name", help="name this machine reports (default: its host name)")
     pair.add_argument("--force", action="store_true", help="replace an existing pairing")
+
+    commands.add_parser(
+        "rotate-token",
+        help="replace this device's token with a new one now (upload and send also do it when the server asks)",
+    )
 
     for name, help_text in (("upload", "upload new chat messages"), ("send", "claim and deliver send jobs")):
         program = commands.add_parser(name, help=help_text)
@@ -157,6 +165,16 @@ def _pair(config: EdgeConfig, *, code: str, name: str | None, force: bool) -> in
     return ExitCode.OK
 
 
+def _rotate_token(config: EdgeConfig, *, clock: Clock) -> int:
+    credentials = load_credentials(config)
+    if config.token:
+        raise ConfigError("the token comes from the configuration (token / VCS_EDGE_TOKEN): it cannot be rotated here")
+    state_dir = ensure_private_dir(config.state_dir)
+    with EdgeApi(server_url=credentials.server_url, token=credentials.token, timeouts=_timeouts(config)) as api:
+        TokenRotator(api=api, device_file=state_dir / DEVICE_FILE, clock=clock).rotate()
+    return ExitCode.OK
+
+
 def load_credentials(config: EdgeConfig) -> DeviceCredentials:
     stored = read_json(config.state_dir / DEVICE_FILE) or {}
     token = config.token or stored.get("token", "")
@@ -217,6 +235,12 @@ def _run_program(command: str, config: EdgeConfig, *, loop_seconds: float | None
                 match_attachments_by_name=config.client_db.match_attachments_by_name,
             )
             run_once = _send_pass(runner)
+        if config.token:
+            logger.debug("token from the configuration: not rotated by this program")
+        else:
+            run_once = _with_token_rotation(
+                run_once, TokenRotator(api=api, device_file=state_dir / DEVICE_FILE, clock=clock)
+            )
         if loop_seconds is None:
             return run_once()[0]
         return _loop(run_once, interval=loop_seconds, clock=clock)
@@ -246,6 +270,16 @@ def _replay_dead_letters(config: EdgeConfig) -> int:
         result.damaged_lines,
     )
     return result.exit_code
+
+
+def _with_token_rotation(
+    run_once: Callable[[], tuple[int, float | None]], rotator: TokenRotator
+) -> Callable[[], tuple[int, float | None]]:
+    def run_with_rotation() -> tuple[int, float | None]:
+        rotator.rotate_if_due()
+        return run_once()
+
+    return run_with_rotation
 
 
 def _upload_pass(uploader: Uploader) -> Callable[[], tuple[int, float | None]]:

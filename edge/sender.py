@@ -5,7 +5,7 @@ For each claimed job:
 2. Send every item, persisting "about to send item N at T" before each command runs.
 3. Count my messages in the room past the baseline: texts by exact content, photos and files by count (or by
    file name where the client DB records it). Texts get `text_wait_seconds`, photos and files that plus
-   `photo_grace_seconds`; the lease is extended while waiting.
+   `photo_grace_seconds`, counted from when the send command *ended*; the lease is extended while waiting.
 4. Resend only what is still missing after its wait, at most `max_resends_per_item` times, and only while the
    server confirms the lease. An item counted as arrived is never sent again; when a count cannot tell which
    photo of several is missing, none is resent (a duplicate photo in a 70-person room is worse than a gap).
@@ -13,7 +13,9 @@ For each claimed job:
    nothing arrived) or `unknown` (something may have gone out) with what was seen.
 
 A job state file left by a crash is resumed before any new claim: the lease is confirmed, then the room is counted
-against the persisted baseline and attempts, and only items still missing after their wait are sent.
+against the persisted baseline and attempts, and only items still missing after their wait are sent. An attempt
+whose start is recorded but whose end is not may still be running: it is waited out for `command_timeout_seconds`
+plus the item's wait from its start before it counts as missing.
 """
 
 import logging
@@ -316,14 +318,14 @@ class SendJobRunner:
             if not item["sends"]:
                 due.append(item)
                 continue
-            deadline = item["sends"][-1]["at"] + self._wait_for(item["kind"])
+            deadline = self._counted_missing_after(item)
             if now < deadline:
                 deadlines.append(deadline)
             elif item["index"] in observation.ambiguous:
                 continue  # the count cannot say which one is missing: never guess with a resend
             elif len(item["sends"]) <= self.config.max_resends_per_item:
                 logger.warning(
-                    "job %s: %s #%s not counted %.0fs after sending: resending it",
+                    "job %s: %s #%s not counted %.0fs after its send command started: resending it",
                     state["job_id"],
                     item["kind"],
                     item["index"],
@@ -331,6 +333,18 @@ class SendJobRunner:
                 )
                 due.append(item)
         return due, deadlines
+
+    def _counted_missing_after(self, item: dict) -> float:
+        """When the item's last send counts as missing: its wait after the send command ended.
+
+        A message can land only after the tool has handed it over, so the wait starts at the command's end, never
+        its start. An attempt with a recorded start and no recorded end (the sender died while the command ran,
+        and the command may still be running) is in flight until `command_timeout_seconds` after its start."""
+        attempt = item["sends"][-1]
+        ended_at = attempt.get("ended_at")
+        if ended_at is None:
+            ended_at = attempt["at"] + self.config.command_timeout_seconds
+        return ended_at + self._wait_for(item["kind"])
 
     def _wait_for(self, kind: str) -> float:
         if kind == "text":
@@ -342,7 +356,14 @@ class SendJobRunner:
         if item["kind"] == "text":
             text_file = self.store.files_dir(state) / f"text-{item['index']}.txt"
             atomic_write_bytes(text_file, item["text"].encode("utf-8"))
-        attempt = {"at": self.clock.now(), "ok": None, "returncode": None, "timed_out": False, "detail": ""}
+        attempt = {
+            "at": self.clock.now(),
+            "ended_at": None,
+            "ok": None,
+            "returncode": None,
+            "timed_out": False,
+            "detail": "",
+        }
         item["sends"].append(attempt)
         self.store.save(state)  # on disk before the command runs: a crash from here on is never a blind resend
         if text_file is not None:
@@ -354,7 +375,13 @@ class SendJobRunner:
                 room_name=state["room_name"],
                 path=Path(item["local_path"]),
             )
-        attempt.update(ok=sent.ok, returncode=sent.returncode, timed_out=sent.timed_out, detail=sent.detail)
+        attempt.update(
+            ended_at=self.clock.now(),
+            ok=sent.ok,
+            returncode=sent.returncode,
+            timed_out=sent.timed_out,
+            detail=sent.detail,
+        )
         self.store.save(state)
         logger.info(
             "job %s: %s #%s %s (%s)",

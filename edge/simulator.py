@@ -7,7 +7,8 @@ The DB has the shape of a kakaocli-style client DB (the default mapping of edge/
               message TEXT (the text, or a photo's / file's name), type TEXT (text | photo | file),
               created_at TEXT (ISO 8601 with offset), unread_count INTEGER, client_log_id TEXT)
 
-plus two tables of the simulator itself: sim_pending (delayed deliveries) and sim_counters (sends per kind).
+plus three tables of the simulator itself: sim_pending (delayed deliveries), sim_counters (sends per kind) and
+sim_clock (simulated time, only when a `SimulatedClock` drives the DB).
 
 Command line (`python -m edge.simulator ...`):
     init --db PATH [--room KEY NAME]...          create the DB (and rooms)
@@ -22,10 +23,16 @@ Command line (`python -m edge.simulator ...`):
 Faults for `send` (a JSON file given by --faults or VCS_SIM_FAULTS; N counts the sends of that kind, from 1):
     {"fail": {"text": [N]}}              exit 1, write nothing (the tool reports failure)
     {"drop": {"text": [N]}}              exit 0, write nothing (the tool says it sent; it never arrives)
-    {"delay": {"photo": {"N": S}}}       exit 0, the message arrives S seconds later
+    {"delay": {"photo": {"N": S}}}       exit 0, the message arrives S seconds after the tool exits
+    {"slow": {"text": {"N": S}}}         the tool takes S seconds before it exits (combines with the others)
     {"duplicate": {"text": [N]}}         exit 0, the message arrives twice
     {"delayed_delivery": "background"}   delayed messages are written by a detached process after S seconds
                                          (default); "on_poll": only when deliver_due() / deliver-due runs
+
+Simulated time: once a `SimulatedClock` is created on a DB, the fake send command reads the time from the DB
+instead of the wall clock. A slow send then advances that clock by the time the tool takes (instead of really
+sleeping) and delayed messages land when the clock passes their time, so tests drive a 12-second tool without
+waiting for it.
 """
 
 import argparse
@@ -76,6 +83,10 @@ CREATE TABLE IF NOT EXISTS sim_pending (
 CREATE TABLE IF NOT EXISTS sim_counters (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sim_clock (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    now REAL NOT NULL
 );
 """
 
@@ -168,9 +179,12 @@ def resend_storm(
 
 
 def deliver_due(db_path: str | Path, now: float | None = None) -> int:
-    """Write the delayed messages whose time has come into chat_logs. Returns how many."""
-    now = time.time() if now is None else now
+    """Write the delayed messages whose time has come into chat_logs. Returns how many.
+
+    `now` defaults to the DB's simulated time when a `SimulatedClock` drives it, else the wall clock."""
     with connect(db_path) as connection:
+        if now is None:
+            now = _current_time(connection)
         rows = connection.execute("SELECT * FROM sim_pending WHERE due_at <= ? ORDER BY due_at, id", (now,)).fetchall()
         for row in rows:
             _insert_log(
@@ -185,6 +199,48 @@ def deliver_due(db_path: str | Path, now: float | None = None) -> int:
             )
             connection.execute("DELETE FROM sim_pending WHERE id = ?", (row["id"],))
     return len(rows)
+
+
+class SimulatedClock:
+    """Time kept in the client DB, shared by a test and the fake send commands it starts as processes.
+
+    It implements the edge programs' `Clock`: `sleep` moves the time on and delivers the delayed messages due by
+    then, then calls `on_sleep(now)` if set. A slow fake send advances the same clock by the time it takes.
+    """
+
+    def __init__(
+        self, db_path: str | Path, start: float | None = None, on_sleep: Callable[[float], None] | None = None
+    ):
+        self.db_path = Path(db_path)
+        self.on_sleep = on_sleep
+        self.slept: list[float] = []
+        with connect(self.db_path) as connection:
+            connection.execute(
+                "INSERT INTO sim_clock (id, now) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET now = excluded.now",
+                (time.time() if start is None else start,),
+            )
+
+    def now(self) -> float:
+        with connect(self.db_path) as connection:
+            return _current_time(connection)
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        now = advance_clock(self.db_path, max(seconds, 0.0))
+        if self.on_sleep is not None:
+            self.on_sleep(now)
+
+    def advance(self, seconds: float) -> None:
+        self.sleep(seconds)
+
+
+def advance_clock(db_path: str | Path, seconds: float) -> float:
+    """Move the DB's simulated time on by `seconds` and deliver what is due by then; returns the new time."""
+    with connect(db_path) as connection:
+        connection.execute("UPDATE sim_clock SET now = now + ? WHERE id = 1", (seconds,))
+        now = _current_time(connection)
+    deliver_due(db_path, now)
+    return now
 
 
 def load_faults(path: str | None = None, environ=None) -> dict:
@@ -206,9 +262,15 @@ def fake_send(
     kind: str,
     content: str,
     faults: dict | None = None,
+    leave_running: bool = False,
 ) -> int:
     """What a real send tool does, with injected faults. `content` is the text, or the sent file's name.
-    Returns the process exit code (0: the tool says it sent)."""
+    Returns the process exit code (0: the tool says it sent).
+
+    A `slow` send takes its seconds before it exits: really, or on the DB's simulated clock when one drives it.
+    With `leave_running` (simulated clock only) the tool is left running: its message is scheduled for when it
+    would exit, the clock is not moved, and the caller stands for a sender killed while waiting for the tool.
+    """
     faults = faults or {}
     with connect(db_path) as connection:
         chat_id = _room_id(connection, room_key)
@@ -217,24 +279,55 @@ def fake_send(
             (kind,),
         )
         nth = connection.execute("SELECT value FROM sim_counters WHERE name = ?", (kind,)).fetchone()[0]
+        simulated_start = _simulated_time(connection)
+    took = float(faults.get("slow", {}).get(kind, {}).get(str(nth), 0))
+    if leave_running and simulated_start is None:
+        raise ValueError("leave_running needs a simulated clock on the client DB")
+    if simulated_start is None:
+        if took:
+            time.sleep(took)  # a slow tool on the wall clock really takes its time
+        exits_at = time.time()
+    else:
+        exits_at = simulated_start + took
+    exit_code = _send_effects(
+        db_path=db_path,
+        chat_id=chat_id,
+        kind=kind,
+        content=content,
+        nth=nth,
+        faults=faults,
+        exits_at=exits_at,
+        took=took,
+        simulated=simulated_start is not None,
+    )
+    if simulated_start is not None and not leave_running:
+        advance_clock(db_path, took)
+    return exit_code
+
+
+def _send_effects(*, db_path, chat_id, kind, content, nth, faults, exits_at, took, simulated) -> int:
+    """The tool's outcome for its `nth` send of `kind`, as of the moment it exits (`exits_at`)."""
+    with connect(db_path) as connection:
         if nth in faults.get("fail", {}).get(kind, []):
             print(f"simulated failure of {kind} send #{nth}", file=sys.stderr)
             return 1
         if nth in faults.get("drop", {}).get(kind, []):
             return 0
-        delay = faults.get("delay", {}).get(kind, {}).get(str(nth))
-        if delay is not None:
+        delay = float(faults.get("delay", {}).get(kind, {}).get(str(nth), 0))
+        copies = 2 if nth in faults.get("duplicate", {}).get(kind, []) else 1
+        if not delay and not (simulated and took):
+            for _ in range(copies):
+                _insert_log(connection, chat_id, MY_NAME, True, content, kind, 0, None)
+            return 0
+        # Lands later (or, on a simulated clock, when the clock reaches the tool's exit): a pending delivery.
+        for _ in range(copies):
             connection.execute(
                 "INSERT INTO sim_pending (due_at, chat_id, sender, is_mine, message, type, unread_count)"
                 " VALUES (?, ?, ?, 1, ?, ?, 0)",
-                (time.time() + float(delay), chat_id, MY_NAME, content, kind),
+                (exits_at + delay, chat_id, MY_NAME, content, kind),
             )
-            if faults.get("delayed_delivery", "background") == "background":
-                _spawn_background_delivery(str(db_path), float(delay))
-            return 0
-        copies = 2 if nth in faults.get("duplicate", {}).get(kind, []) else 1
-        for _ in range(copies):
-            _insert_log(connection, chat_id, MY_NAME, True, content, kind, 0, None)
+    if not simulated and faults.get("delayed_delivery", "background") == "background":
+        _spawn_background_delivery(str(db_path), delay)
     return 0
 
 
@@ -249,6 +342,16 @@ def _spawn_background_delivery(db_path: str, delay: float) -> None:
         cwd=str(Path(__file__).resolve().parent.parent),
         **options,
     )
+
+
+def _simulated_time(connection: sqlite3.Connection) -> float | None:
+    row = connection.execute("SELECT now FROM sim_clock WHERE id = 1").fetchone()
+    return None if row is None else row[0]
+
+
+def _current_time(connection: sqlite3.Connection) -> float:
+    simulated = _simulated_time(connection)
+    return time.time() if simulated is None else simulated
 
 
 def _room_id(connection: sqlite3.Connection, room_key: str) -> int:

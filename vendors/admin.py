@@ -85,3 +85,6 @@ class VendorAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         # Rooms, questions and records point at vendors; switch one off (활성) instead of deleting it.
         return False
+
+
+from vendors import admin_records  # noqa: F401,E402

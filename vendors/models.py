@@ -1,4 +1,11 @@
+from django.conf import settings
 from django.db import models
+
+
+class CurationQuerySet(models.QuerySet):
+    def current(self):
+        """Rows staff have not retired: what evidence, tools and aggregates may use."""
+        return self.filter(retired_at__isnull=True)
 
 
 class Vendor(models.Model):
@@ -64,8 +71,12 @@ class Product(models.Model):
     stock_quantity = models.PositiveIntegerField("재고", default=0)
     safety_stock = models.PositiveIntegerField("안전 재고", default=0)
     # Derived, normalised text the trigram index covers; written by vendors.records, never edited by hand.
+    # Empty while retired, so the search never finds a retired row.
     search_text = models.TextField("검색 텍스트", blank=True, editable=False)
+    retired_at = models.DateTimeField("폐기 시각", null=True, blank=True, editable=False)
     updated_at = models.DateTimeField("수정 시각", auto_now=True)
+
+    objects = CurationQuerySet.as_manager()
 
     class Meta:
         ordering = ["vendor", "sku"]
@@ -98,8 +109,12 @@ class VendorRecord(models.Model):
     source = models.CharField("출처", max_length=100, blank=True)
     source_id = models.CharField("출처 ID", max_length=100, blank=True)
     # Derived, normalised text the trigram index covers; written by vendors.records, never edited by hand.
+    # Empty while retired, so the search never finds a retired row.
     search_text = models.TextField("검색 텍스트", blank=True, editable=False)
+    retired_at = models.DateTimeField("폐기 시각", null=True, blank=True, editable=False)
     updated_at = models.DateTimeField("수정 시각", auto_now=True)
+
+    objects = CurationQuerySet.as_manager()
 
     class Meta:
         ordering = ["vendor", "kind", "-updated_at"]
@@ -138,3 +153,41 @@ class RecordImport(models.Model):
 
     def __str__(self):
         return f"{self.file_name} ({self.created_at:%Y-%m-%d %H:%M})"
+
+
+class StagedImport(models.Model):
+    """An uploaded vendors or records file kept with its dry-run preview until staff apply or discard it."""
+
+    class Kind(models.TextChoices):
+        VENDORS = "vendors", "벤더 (code, name, aliases)"
+        RECORDS = "records", "기록·상품·브랜드"
+
+    class Status(models.TextChoices):
+        PREVIEWED = "previewed", "미리보기"
+        APPLIED = "applied", "반영함"
+        DISCARDED = "discarded", "닫음"
+
+    kind = models.CharField("종류", max_length=16, choices=Kind.choices)
+    file_name = models.CharField("파일명", max_length=300)
+    file_sha256 = models.CharField("파일 해시", max_length=64)
+    content = models.BinaryField("파일 내용")
+    replace_unkeyed = models.BooleanField("source_id 없는 기존 기록 교체", default=False)
+    status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.PREVIEWED)
+    preview = models.JSONField("미리보기", default=dict)
+    result = models.JSONField("반영 결과", default=dict, blank=True)
+    record_import = models.ForeignKey(
+        RecordImport, verbose_name="기록 가져오기", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name="올린 직원", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField("올린 시각", auto_now_add=True)
+    applied_at = models.DateTimeField("반영 시각", null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "가져오기 업로드"
+        verbose_name_plural = "가져오기 업로드"
+
+    def __str__(self):
+        return f"{self.file_name} ({self.get_kind_display()})"

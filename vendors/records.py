@@ -14,15 +14,19 @@ the vendor in the same SQL as the match:
 import csv
 import datetime
 import hashlib
+import io
 import json
 import re
 import unicodedata
+import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from agent.knowledge.types import EvidenceItem
@@ -103,13 +107,21 @@ def values_text(values: dict) -> str:
 
 
 def record_search_refresh(record: VendorRecord) -> None:
-    """Set the record's derived search text from its fields (the caller saves)."""
+    """Set the record's derived search text from its fields (the caller saves); a retired record has none, so
+    the search never returns it."""
+    if record.retired_at is not None:
+        record.search_text = ""
+        return
     parts = [record.get_kind_display(), record.title, record.body, values_text(record.values or {})]
     record.search_text = search_normalize(" ".join(p for p in parts if p))
 
 
 def product_search_refresh(product: Product, brand: Brand | None) -> None:
-    """Set the product's derived search text from its fields and its brand's names (the caller saves)."""
+    """Set the product's derived search text from its fields and its brand's names (the caller saves); a
+    retired product has none, so the search never returns it."""
+    if product.retired_at is not None:
+        product.search_text = ""
+        return
     brand_names = " ".join(brand.all_names) if brand else ""
     product.search_text = search_normalize(f"{brand_names} {product.name} {product.sku} 상품 단가")
 
@@ -306,50 +318,81 @@ class SourceRow:
     data: dict
 
 
+def _no_progress(_stage: str, _done: int, _total: int) -> None:
+    return None
+
+
 @dataclass
 class ImportPlan:
     default_source: str
     brands: dict[str, list[str] | None] = field(default_factory=dict)  # name -> aliases (None: keep as is)
     products: list[dict] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
+    # What the write changed, row by row, for a dry-run preview: {"type", "action", "vendor_id", "key", "fields"}.
+    changes: list[dict] = field(default_factory=list)
+    progress: Callable[[str, int, int], None] = _no_progress  # (stage, done, total), for a command's progress bar
 
 
 def records_file_read(path: Path) -> list[SourceRow]:
-    """Rows of a CSV (UTF-8, header row), XLSX (every sheet, header row each) or JSON Lines file."""
-    suffix = path.suffix.lower()
+    """Rows of a CSV (UTF-8 or CP949, header row), XLSX (every sheet, header row each) or JSON Lines file."""
+    path = Path(path)
+    return records_content_read(path.name, path.read_bytes())
+
+
+def records_content_read(file_name: str, data: bytes) -> list[SourceRow]:
+    """`records_file_read` for an upload's bytes. A file that is not what its name says is refused as a whole
+    with a message staff can act on (RecordImportInvalid), never a decoding traceback."""
+    suffix = Path(file_name).suffix.lower()
     if suffix == ".csv":
         rows = []
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            for number, data in enumerate(csv.DictReader(handle), start=2):
-                if None in data:  # csv puts surplus cells under the key None
-                    data = {"__error__": "헤더보다 칸이 많습니다"}
-                elif not any((value or "").strip() for value in data.values()):
-                    continue
-                rows.append(SourceRow(f"{path.name}:{number}", data))
+        handle = io.StringIO(_decoded(file_name, data, encodings=("utf-8-sig", "cp949")), newline="")
+        for number, row in enumerate(csv.DictReader(handle), start=2):
+            if None in row:  # csv puts surplus cells under the key None
+                row = {"__error__": "헤더보다 칸이 많습니다"}
+            elif not any((value or "").strip() for value in row.values()):
+                continue
+            rows.append(SourceRow(f"{file_name}:{number}", row))
         return rows
     if suffix == ".xlsx":
-        return _xlsx_rows(path)
+        return _xlsx_rows(file_name, data)
     if suffix in (".jsonl", ".ndjson"):
         rows = []
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    data = {"__error__": f"JSON 형식 오류 ({exc.msg})"}
-                if not isinstance(data, dict):
-                    data = {"__error__": "한 줄에 JSON 객체 하나가 있어야 합니다"}
-                rows.append(SourceRow(f"{path.name}:{number}", data))
+        for number, line in enumerate(_decoded(file_name, data, encodings=("utf-8-sig",)).splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                row = {"__error__": f"JSON 형식 오류 ({exc.msg})"}
+            if not isinstance(row, dict):
+                row = {"__error__": "한 줄에 JSON 객체 하나가 있어야 합니다"}
+            rows.append(SourceRow(f"{file_name}:{number}", row))
         return rows
-    raise RecordImportInvalid([f"{path.name}: 지원하지 않는 형식입니다 (.csv, .xlsx, .jsonl)"])
+    raise RecordImportInvalid([f"{file_name}: 지원하지 않는 형식입니다 (.csv, .xlsx, .jsonl)"])
 
 
-def _xlsx_rows(path: Path) -> list[SourceRow]:
+def _decoded(file_name: str, data: bytes, *, encodings: tuple[str, ...]) -> str:
+    for encoding in encodings:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\x00" in text:
+            break
+        return text
+    names = " 또는 ".join("UTF-8" if name.startswith("utf-8") else name.upper() for name in encodings)
+    raise RecordImportInvalid([f"{file_name}: {names} 텍스트 파일이 아닙니다. {names}로 저장한 파일을 올려 주세요."])
+
+
+def _xlsx_rows(file_name: str, data: bytes) -> list[SourceRow]:
     from openpyxl import load_workbook
 
-    workbook = load_workbook(path, read_only=True, data_only=True)
+    try:
+        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise RecordImportInvalid(
+            [f"{file_name}: 엑셀(.xlsx) 파일로 읽을 수 없습니다. 'Excel 통합 문서(.xlsx)'로 다시 저장해 주세요."]
+        ) from exc
     rows = []
     try:
         for sheet in workbook.worksheets:
@@ -361,8 +404,8 @@ def _xlsx_rows(path: Path) -> list[SourceRow]:
             for number, cells in enumerate(values, start=2):
                 if all(c is None or str(c).strip() == "" for c in cells):
                     continue
-                data = {name: cell for name, cell in zip(names, cells, strict=False) if name}
-                rows.append(SourceRow(f"{sheet.title}!{number}", data))
+                row = {name: cell for name, cell in zip(names, cells, strict=False) if name}
+                rows.append(SourceRow(f"{sheet.title}!{number}", row))
     finally:
         workbook.close()
     return rows
@@ -547,7 +590,7 @@ def _row_type(data: dict) -> str:
     return _text(data.get("type")).lower() or "record"
 
 
-def records_rows_validate(rows: list[SourceRow], *, default_source: str) -> ImportPlan:
+def records_rows_validate(rows: list[SourceRow], *, default_source: str, progress=None) -> ImportPlan:
     """Check every row before anything is written. Raises RecordImportInvalid listing every bad row."""
     codes = {_text(row.data.get("vendor_code")) for row in rows} - {""}
     product_brands = {_text(row.data.get("brand")) for row in rows if _row_type(row.data) == "product"} - {""}
@@ -557,10 +600,11 @@ def records_rows_validate(rows: list[SourceRow], *, default_source: str) -> Impo
         vendor_ids=dict(Vendor.objects.filter(code__in=codes).values_list("code", "id")),
         known_brands=declared_brands | stored_brands,
     )
-    plan = ImportPlan(default_source=default_source[:100])
+    plan = ImportPlan(default_source=default_source[:100], progress=progress or _no_progress)
     first_row_of_key: dict[tuple, str] = {}
     problems: list[str] = []
-    for row in rows:
+    for done, row in enumerate(rows, start=1):
+        plan.progress("검사", done, len(rows))
         if "__error__" in row.data:
             problems.append(f"{row.where}: {row.data['__error__']}")
             continue
@@ -596,6 +640,10 @@ def _brands_write(plan: ImportPlan, now) -> tuple[dict[str, Brand], int]:
             brand.aliases, brand.updated_at = aliases, now
             changed.append(brand)
     Brand.objects.bulk_update(changed, ["aliases", "updated_at"])
+    plan.changes += [{"type": "brand", "action": "create", "vendor_id": None, "key": b.name, "fields": []} for b in new]
+    plan.changes += [
+        {"type": "brand", "action": "update", "vendor_id": None, "key": b.name, "fields": ["aliases"]} for b in changed
+    ]
     brands.update({b.name: b for b in Brand.objects.filter(name__in=[b.name for b in new])})
     # Products indexed under a brand's old aliases are re-indexed, including ones this file does not touch.
     stale = list(Product.objects.filter(brand__in=changed).select_related("brand"))
@@ -617,7 +665,8 @@ def _products_write(plan: ImportPlan, brands: dict[str, Brand], now) -> dict[str
         for p in Product.objects.select_for_update().filter(vendor_id__in=vendor_ids).order_by("pk")
     }
     new, changed = [], []
-    for row in plan.products:
+    for done, row in enumerate(plan.products, start=1):
+        plan.progress("상품 반영", done, len(plan.products))
         brand = brands.get(row["brand"]) if row["brand"] else None
         product = existing.get((row["vendor_id"], row["sku"]))
         if product is None:
@@ -630,8 +679,16 @@ def _products_write(plan: ImportPlan, brands: dict[str, Brand], now) -> dict[str
                 setattr(product, column, row[column])
         product_search_refresh(product, brand)
         product.updated_at = now
-        if product.pk is not None and _product_state(product) != before:
+        if product.pk is None:
+            plan.changes.append(_change("product", "create", product.vendor_id, product.sku, []))
+        elif _product_state(product) != before:
             changed.append(product)
+            fields = [
+                name
+                for name, old, new in zip(_PRODUCT_STATE, before, _product_state(product), strict=True)
+                if old != new
+            ]
+            plan.changes.append(_change("product", "update", product.vendor_id, product.sku, fields))
     Product.objects.bulk_create(new, batch_size=1000)
     Product.objects.bulk_update(
         changed,
@@ -642,6 +699,13 @@ def _products_write(plan: ImportPlan, brands: dict[str, Brand], now) -> dict[str
     return {"products_created": len(new), "products_updated": len(changed), "products_unchanged": unchanged}
 
 
+_PRODUCT_STATE = ("name", "unit_price", "brand", "search_text", *PRODUCT_OPTIONAL_COLUMNS)
+
+
+def _change(kind: str, action: str, vendor_id, key: str, fields: list[str]) -> dict:
+    return {"type": kind, "action": action, "vendor_id": vendor_id, "key": key, "fields": fields}
+
+
 def _product_state(product: Product) -> tuple:
     optional = tuple(getattr(product, column) for column in PRODUCT_OPTIONAL_COLUMNS)
     return (product.name, product.unit_price, product.brand_id, product.search_text, *optional)
@@ -650,7 +714,8 @@ def _product_state(product: Product) -> tuple:
 _RECORD_FIELDS = ["title", "body", "values", "effective_from", "effective_to", "source"]
 
 
-def _records_write(plan: ImportPlan, now) -> dict[str, int]:
+def _records_write(plan: ImportPlan, now, *, replace_unkeyed: bool) -> dict[str, int]:
+    replaced = _unkeyed_replace(plan) if replace_unkeyed else 0
     keyed = [r for r in plan.records if r["source_id"]]
     existing = {
         (r.vendor_id, r.kind, r.source_id): r
@@ -660,15 +725,19 @@ def _records_write(plan: ImportPlan, now) -> dict[str, int]:
         .order_by("pk")
     }
     new, changed = [], []
-    for row in plan.records:
+    for done, row in enumerate(plan.records, start=1):
+        plan.progress("기록 반영", done, len(plan.records))
         record = existing.get((row["vendor_id"], row["kind"], row["source_id"])) if row["source_id"] else None
         if record is None:
             record = VendorRecord(vendor_id=row["vendor_id"], kind=row["kind"], source_id=row["source_id"])
             new.append(record)
+            plan.changes.append(_change("record", "create", row["vendor_id"], row["source_id"] or row["title"], []))
         elif all(getattr(record, name) == row[name] for name in _RECORD_FIELDS):
             continue
         else:
             changed.append(record)
+            fields = [name for name in _RECORD_FIELDS if getattr(record, name) != row[name]]
+            plan.changes.append(_change("record", "update", row["vendor_id"], row["source_id"], fields))
         for name in _RECORD_FIELDS:
             setattr(record, name, row[name])
         record.updated_at = now
@@ -676,24 +745,84 @@ def _records_write(plan: ImportPlan, now) -> dict[str, int]:
     VendorRecord.objects.bulk_create(new, batch_size=1000)
     VendorRecord.objects.bulk_update(changed, [*_RECORD_FIELDS, "search_text", "updated_at"], batch_size=1000)
     unchanged = len(plan.records) - len(new) - len(changed)
-    return {"records_created": len(new), "records_updated": len(changed), "records_unchanged": unchanged}
+    counts = {"records_created": len(new), "records_updated": len(changed), "records_unchanged": unchanged}
+    return {**counts, "records_replaced": replaced} if replace_unkeyed else counts
+
+
+def _unkeyed_scope(plan: ImportPlan):
+    """Stored records that the file's rows without a source id repeat: same vendor and source (the file name by
+    default), no source id. Importing such a file again adds them again unless they are replaced."""
+    sources_by_vendor: dict[int, set[str]] = {}
+    for row in plan.records:
+        if not row["source_id"]:
+            sources_by_vendor.setdefault(row["vendor_id"], set()).add(row["source"])
+    scope = Q(pk__in=[])
+    for vendor_id, sources in sources_by_vendor.items():
+        scope |= Q(vendor_id=vendor_id, source__in=sources)
+    return VendorRecord.objects.filter(scope, source_id="")
+
+
+def _unkeyed_replace(plan: ImportPlan) -> int:
+    stale = list(_unkeyed_scope(plan).select_for_update().order_by("pk"))
+    for record in stale:
+        plan.changes.append(_change("record", "replace", record.vendor_id, record.title, []))
+    VendorRecord.objects.filter(pk__in=[record.pk for record in stale]).delete()
+    return len(stale)
+
+
+@dataclass
+class UnkeyedRows:
+    """Rows of a file that have no source id, and the stored rows an import would duplicate (or replace)."""
+
+    rows: int
+    stored: int
+
+    def warning(self) -> str:
+        if not self.rows:
+            return ""
+        text = f"source_id가 없는 기록 {self.rows}건은 가져올 때마다 새 기록으로 추가됩니다."
+        if self.stored:
+            text += (
+                f" 같은 벤더·출처의 source_id 없는 기록 {self.stored}건이 이미 있어 그대로 가져오면 중복됩니다."
+                " 이 파일의 기존 기록을 교체하려면 '교체'를 고르세요 (명령: --replace-unkeyed)."
+            )
+        return text
+
+
+def records_unkeyed_rows(plan: ImportPlan) -> UnkeyedRows:
+    rows = sum(1 for row in plan.records if not row["source_id"])
+    return UnkeyedRows(rows=rows, stored=_unkeyed_scope(plan).count() if rows else 0)
 
 
 def records_import(
-    *, rows: list[SourceRow], file_name: str, file_sha256: str, actor_kind: str, actor_id: str | None
+    *,
+    rows: list[SourceRow],
+    file_name: str,
+    file_sha256: str,
+    actor_kind: str,
+    actor_id: str | None,
+    replace_unkeyed: bool = False,
+    plan: ImportPlan | None = None,
+    progress=None,
 ) -> RecordImport:
     """Validate every row, then write brands, products and records in one transaction with an audit row.
 
     Products are keyed by (vendor, sku) and records with a source id by (vendor, kind, source id): importing
-    them again updates them. Records without a source id are always added.
+    them again updates them. Records without a source id are added, unless `replace_unkeyed`: then the stored
+    records of the same vendor and source without a source id (what an earlier import of this file added) are
+    deleted first, so the file's rows replace them instead of duplicating them.
     """
     if not rows:
         raise RecordImportInvalid([f"{file_name}: 가져올 행이 없습니다"])
-    plan = records_rows_validate(rows, default_source=f"import:{file_name}")
+    plan = plan or records_rows_validate(rows, default_source=f"import:{file_name}", progress=progress)
     now = timezone.now()
     with transaction.atomic():
         brands, brands_written = _brands_write(plan, now)
-        counts = {"brands_written": brands_written, **_products_write(plan, brands, now), **_records_write(plan, now)}
+        counts = {
+            "brands_written": brands_written,
+            **_products_write(plan, brands, now),
+            **_records_write(plan, now, replace_unkeyed=replace_unkeyed),
+        }
         record_import = RecordImport.objects.create(file_name=file_name, file_sha256=file_sha256, counts=counts)
         audit_record(
             actor_kind=actor_kind,
@@ -706,7 +835,9 @@ def records_import(
     return record_import
 
 
-def records_import_file(path: Path, *, actor_kind: str, actor_id: str | None) -> RecordImport:
+def records_import_file(
+    path: Path, *, actor_kind: str, actor_id: str | None, replace_unkeyed: bool = False, progress=None
+) -> RecordImport:
     path = Path(path)
     return records_import(
         rows=records_file_read(path),
@@ -714,7 +845,50 @@ def records_import_file(path: Path, *, actor_kind: str, actor_id: str | None) ->
         file_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
         actor_kind=actor_kind,
         actor_id=actor_id,
+        replace_unkeyed=replace_unkeyed,
+        progress=progress,
     )
+
+
+class _DryRunRollback(Exception):
+    pass
+
+
+@dataclass
+class RecordImportPreview:
+    """What an import of these rows would change, computed by running it in a transaction rolled back."""
+
+    counts: dict
+    changes: list[dict]
+    unkeyed: UnkeyedRows
+
+
+def records_import_preview(
+    *, rows: list[SourceRow], file_name: str, replace_unkeyed: bool = False
+) -> RecordImportPreview:
+    """Dry run: the same validation and writes as `records_import`, undone before returning, so the preview is
+    exactly what the import would do now. Raises RecordImportInvalid as the import would."""
+    if not rows:
+        raise RecordImportInvalid([f"{file_name}: 가져올 행이 없습니다"])
+    plan = records_rows_validate(rows, default_source=f"import:{file_name}")
+    unkeyed = records_unkeyed_rows(plan)
+    result = {}
+    try:
+        with transaction.atomic():
+            record_import = records_import(
+                rows=rows,
+                file_name=file_name,
+                file_sha256="",
+                actor_kind="system",
+                actor_id="dry-run",
+                replace_unkeyed=replace_unkeyed,
+                plan=plan,
+            )
+            result["counts"] = record_import.counts
+            raise _DryRunRollback
+    except _DryRunRollback:
+        pass
+    return RecordImportPreview(counts=result["counts"], changes=plan.changes, unkeyed=unkeyed)
 
 
 DEMO_RECORDS_FILE = Path(__file__).resolve().parent.parent / "demo" / "data" / "records.jsonl"

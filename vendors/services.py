@@ -1,6 +1,7 @@
 """Writes of the vendors app: vendor upserts, the CSV import, and resolving a room to its counterpart."""
 
 import csv
+import hashlib
 import io
 import os
 import re
@@ -50,6 +51,7 @@ class ImportReport:
     updated: int = 0
     unchanged: int = 0
     errors: list[ImportRowError] = field(default_factory=list)
+    changes: list[dict] = field(default_factory=list)  # {"code", "action": create|update, "fields"} for a preview
 
     @property
     def imported(self) -> int:
@@ -185,14 +187,17 @@ def _import_text(path_or_file) -> tuple[str, str]:
     raise VendorImportRefused("파일 인코딩을 읽을 수 없습니다. UTF-8 또는 CP949(엑셀 CSV)로 저장해 주세요.")
 
 
-def _import_rows(text: str) -> tuple[list[tuple[int, str, str, list[str]]], list[ImportRowError]]:
+def _import_rows(text: str, progress=None) -> tuple[list[tuple[int, str, str, list[str]]], list[ImportRowError]]:
     """Parse and validate the CSV: ([(line, code, name, aliases)], [errors]). Raises VendorImportRefused."""
     reader = csv.reader(io.StringIO(text, newline=""))
     rows, errors, first_line_by_code = [], [], {}
     header = None
     last_line = 0
+    total_lines = text.count("\n") + 1
     for cells in reader:
         line, last_line = last_line + 1, reader.line_num
+        if progress:
+            progress("검사", min(reader.line_num, total_lines), total_lines)
         if not any(cell.strip() for cell in cells):
             continue
         if header is None:
@@ -223,7 +228,7 @@ def _import_rows(text: str) -> tuple[list[tuple[int, str, str, list[str]]], list
     return rows, errors
 
 
-def vendors_import_csv(path_or_file, *, actor_kind: str = "system", actor_id=None) -> ImportReport:
+def vendors_import_csv(path_or_file, *, actor_kind: str = "system", actor_id=None, progress=None) -> ImportReport:
     """Load vendors from CSV (header `code,name,aliases`, aliases separated by `|`), upserting by code.
 
     Rows with errors are reported with their line numbers and skipped; the valid rows are written in one
@@ -231,7 +236,7 @@ def vendors_import_csv(path_or_file, *, actor_kind: str = "system", actor_id=Non
     an existing vendor's active flag alone. Raises VendorImportRefused when the file as a whole is unusable.
     """
     text, source = _import_text(path_or_file)
-    rows, errors = _import_rows(text)
+    rows, errors = _import_rows(text, progress)
     report = ImportReport(source=source, errors=errors)
     if not rows:
         return report
@@ -275,6 +280,9 @@ def vendors_import_csv(path_or_file, *, actor_kind: str = "system", actor_id=Non
             transaction.on_commit(_vendor_names_changed)
     report.created, report.updated = len(created), len(updated)
     report.unchanged = len(rows) - len(created) - len(updated)
+    report.changes = [{"code": v.code, "action": "create", "fields": []} for v in created] + [
+        {"code": v.code, "action": "update", "fields": sorted(changes)} for v, changes in updated
+    ]
     return report
 
 
@@ -334,3 +342,292 @@ def room_resolve(*, room: Room, actor_kind: str = "system", actor_id=None) -> Ro
                 },
             )
     return locked
+
+
+# --- curation of records, products and brands (the admin pages) ------------------------------------------------
+
+RECORD_EDITABLE = ("kind", "title", "body", "values", "effective_from", "effective_to", "source", "source_id")
+PRODUCT_EDITABLE = ("name", "brand", "unit_price", "category", "cost_price", "stock_quantity", "safety_stock")
+
+
+def _field_value(obj, name):
+    value = getattr(obj, f"{name}_id") if name == "brand" else getattr(obj, name)
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def _curation_save(obj, *, fields: dict, editable: tuple, action: str, actor, refresh) -> dict:
+    """Apply the editable `fields`, re-derive the search text, validate, save and audit; returns the changes."""
+    unknown = sorted(set(fields) - set(editable))
+    if unknown:
+        raise VendorInvalid(f"고칠 수 없는 항목입니다: {', '.join(unknown)}")
+    creating = obj.pk is None
+    before = {name: _field_value(obj, name) for name in editable}
+    for name, value in fields.items():
+        setattr(obj, name, value)
+    changes = {
+        name: [before[name], _field_value(obj, name)] for name in editable if before[name] != _field_value(obj, name)
+    }
+    if not changes and not creating:
+        return {}
+    refresh(obj)
+    obj.full_clean(exclude=["search_text"])
+    obj.save()
+    audit_record(
+        actor_kind="staff" if getattr(actor, "pk", None) else "system",
+        actor_id=getattr(actor, "pk", None),
+        action=action,
+        target=obj,
+        data={"changes": changes, "created": creating},
+    )
+    return changes
+
+
+def vendor_record_save(*, record, fields: dict, actor=None) -> dict:
+    """Create or edit a vendor record (staff), audited; the search text follows. Raises ValidationError."""
+    from vendors.records import record_search_refresh
+
+    with transaction.atomic():
+        if record.pk is not None:
+            record = type(record).objects.select_for_update().get(pk=record.pk)
+        return _curation_save(
+            record,
+            fields=fields,
+            editable=RECORD_EDITABLE,
+            action="records.record_save",
+            actor=actor,
+            refresh=record_search_refresh,
+        )
+
+
+def product_save(*, product, fields: dict, actor=None) -> dict:
+    """Create or edit a product (staff), audited; the search text follows its brand. Raises ValidationError."""
+    from vendors.records import product_search_refresh
+
+    with transaction.atomic():
+        if product.pk is not None:
+            product = type(product).objects.select_for_update().get(pk=product.pk)
+        return _curation_save(
+            product,
+            fields=fields,
+            editable=PRODUCT_EDITABLE,
+            action="records.product_save",
+            actor=actor,
+            refresh=lambda p: product_search_refresh(p, p.brand),
+        )
+
+
+def brand_save(*, brand, name: str, aliases: list[str], actor=None) -> dict:
+    """Rename a brand or change its aliases, audited; every product of the brand is re-indexed."""
+    from vendors.models import Product
+    from vendors.records import product_search_refresh
+
+    aliases = [alias.strip() for alias in aliases if alias.strip()]
+    with transaction.atomic():
+        creating = brand.pk is None
+        if not creating:
+            brand = type(brand).objects.select_for_update().get(pk=brand.pk)
+        changes = {
+            key: [old, new]
+            for key, old, new in (("name", brand.name, name.strip()), ("aliases", brand.aliases, aliases))
+            if old != new
+        }
+        if not changes and not creating:
+            return {}
+        brand.name, brand.aliases = name.strip(), aliases
+        brand.full_clean()
+        brand.save()
+        products = list(Product.objects.filter(brand=brand).order_by("pk"))
+        for product in products:
+            product_search_refresh(product, brand)
+        Product.objects.bulk_update(products, ["search_text"], batch_size=1000)
+        audit_record(
+            actor_kind="staff" if getattr(actor, "pk", None) else "system",
+            actor_id=getattr(actor, "pk", None),
+            action="records.brand_save",
+            target=brand,
+            data={"changes": changes, "created": creating, "products_reindexed": len(products)},
+        )
+    return changes
+
+
+def records_retire(*, model, ids, actor, retire: bool = True) -> int:
+    """Retire (or restore) records or products: a retired row leaves the search, the tools and the aggregates but
+    stays visible to staff, and an import does not bring it back (staff restore it here). Returns how many
+    changed; each gets an audit row."""
+    from vendors.records import product_search_refresh, record_search_refresh
+
+    action = "retire" if retire else "restore"
+    with transaction.atomic():
+        rows = list(
+            model.objects.select_for_update(of=("self",))
+            .filter(pk__in=list(ids), retired_at__isnull=retire)
+            .select_related(*(["brand"] if model.__name__ == "Product" else []))
+            .order_by("pk")
+        )
+        now = timezone.now()
+        for row in rows:
+            row.retired_at = now if retire else None
+            if model.__name__ == "Product":
+                product_search_refresh(row, row.brand)
+            else:
+                record_search_refresh(row)
+            row.save(update_fields=["retired_at", "search_text", "updated_at"])
+            audit_record(
+                actor_kind="staff",
+                actor_id=getattr(actor, "pk", None),
+                action=f"records.{model.__name__.lower()}_{action}",
+                target=row,
+            )
+    return len(rows)
+
+
+# --- uploads in the admin, previewed before they are applied --------------------------------------------------
+
+
+class _DryRunRollback(Exception):
+    pass
+
+
+def vendors_import_preview(data: bytes, *, file_name: str) -> ImportReport:
+    """Dry run of `vendors_import_csv`: the same checks and writes, rolled back, so the report is what the import
+    would do now. Raises VendorImportRefused as the import would."""
+    upload = io.BytesIO(data)
+    upload.name = file_name
+    result = {}
+    try:
+        with transaction.atomic():
+            result["report"] = vendors_import_csv(upload, actor_kind="system", actor_id="dry-run")
+            raise _DryRunRollback
+    except _DryRunRollback:
+        pass
+    return result["report"]
+
+
+def _staged_preview(staged) -> dict:
+    """The preview of a staged upload as stored on the row: counts, changes, warnings, errors."""
+    from vendors.models import StagedImport, Vendor
+    from vendors.records import RecordImportInvalid, records_content_read, records_import_preview
+
+    if staged.kind == StagedImport.Kind.VENDORS:
+        try:
+            report = vendors_import_preview(bytes(staged.content), file_name=staged.file_name)
+        except VendorImportRefused as refused:
+            return {"errors": [str(refused)], "blocking": True, "changes": [], "counts": {}, "warnings": []}
+        return {
+            "counts": {
+                "vendors_created": report.created,
+                "vendors_updated": report.updated,
+                "vendors_unchanged": report.unchanged,
+            },
+            "changes": [{"type": "vendor", "vendor": c["code"], "key": c["code"], **c} for c in report.changes],
+            "errors": [f"{e.line}행{f' [{e.code}]' if e.code else ''}: {e.message}" for e in report.errors],
+            "blocking": False,  # rows with errors are skipped, the others apply
+            "warnings": ["오류가 있는 행은 건너뛰고 나머지 행만 반영합니다."] if report.errors else [],
+        }
+    try:
+        rows = records_content_read(staged.file_name, bytes(staged.content))
+        preview = records_import_preview(rows=rows, file_name=staged.file_name, replace_unkeyed=staged.replace_unkeyed)
+    except RecordImportInvalid as invalid:
+        return {"errors": invalid.errors, "blocking": True, "changes": [], "counts": {}, "warnings": []}
+    codes = dict(Vendor.objects.filter(pk__in={c["vendor_id"] for c in preview.changes}).values_list("pk", "code"))
+    warning = preview.unkeyed.warning()
+    return {
+        "counts": preview.counts,
+        "changes": [{**c, "vendor": codes.get(c["vendor_id"], "")} for c in preview.changes],
+        "errors": [],
+        "blocking": False,
+        "warnings": [warning] if warning else [],
+        "unkeyed_rows": preview.unkeyed.rows,
+        "unkeyed_stored": preview.unkeyed.stored,
+    }
+
+
+def staged_import_create(*, kind: str, file_name: str, data: bytes, replace_unkeyed: bool, actor):
+    """Keep an uploaded file with its dry-run preview; nothing else is written until staff apply it."""
+    from vendors.models import StagedImport
+
+    staged = StagedImport(
+        kind=kind,
+        file_name=os.path.basename(file_name)[:300],
+        file_sha256=hashlib.sha256(data).hexdigest(),
+        content=data,
+        replace_unkeyed=replace_unkeyed and kind == StagedImport.Kind.RECORDS,
+        created_by=actor,
+    )
+    staged.preview = _staged_preview(staged)
+    with transaction.atomic():
+        staged.save()
+        audit_record(
+            actor_kind="staff",
+            actor_id=actor.pk,
+            action="import.preview",
+            target=staged,
+            data={"kind": kind, "file_name": staged.file_name, "counts": staged.preview["counts"]},
+        )
+    return staged
+
+
+def staged_import_repreview(*, staged, replace_unkeyed: bool):
+    """Preview again (the data may have changed, or staff switched replacing rows without a source id)."""
+    from vendors.models import StagedImport
+
+    with transaction.atomic():
+        locked = StagedImport.objects.select_for_update().get(pk=staged.pk)
+        if locked.status != StagedImport.Status.PREVIEWED:
+            raise VendorInvalid("이미 반영했거나 닫은 업로드입니다.")
+        locked.replace_unkeyed = replace_unkeyed and locked.kind == StagedImport.Kind.RECORDS
+        locked.preview = _staged_preview(locked)
+        locked.save(update_fields=["replace_unkeyed", "preview"])
+    return locked
+
+
+def staged_import_apply(*, staged, actor):
+    """Apply a previewed upload once (compare-and-set previewed → applied); the import writes its own audit row."""
+    from vendors.models import StagedImport
+    from vendors.records import RecordImportInvalid, records_content_read, records_import
+
+    with transaction.atomic():
+        claimed = StagedImport.objects.filter(pk=staged.pk, status=StagedImport.Status.PREVIEWED).update(
+            status=StagedImport.Status.APPLIED, applied_at=timezone.now()
+        )
+        if not claimed:
+            raise VendorInvalid("이미 반영했거나 닫은 업로드입니다.")
+        staged.refresh_from_db()
+        if staged.kind == StagedImport.Kind.VENDORS:
+            upload = io.BytesIO(bytes(staged.content))
+            upload.name = staged.file_name
+            try:
+                report = vendors_import_csv(upload, actor_kind="staff", actor_id=actor.pk)
+            except VendorImportRefused as refused:
+                raise VendorInvalid(str(refused)) from refused
+            staged.result = {"vendors_created": report.created, "vendors_updated": report.updated,
+                             "vendors_unchanged": report.unchanged, "errors": len(report.errors)}  # fmt: skip
+        else:
+            try:
+                record_import = records_import(
+                    rows=records_content_read(staged.file_name, bytes(staged.content)),
+                    file_name=staged.file_name,
+                    file_sha256=staged.file_sha256,
+                    actor_kind="staff",
+                    actor_id=actor.pk,
+                    replace_unkeyed=staged.replace_unkeyed,
+                )
+            except RecordImportInvalid as invalid:
+                raise VendorInvalid(" / ".join(invalid.errors[:5])) from invalid
+            staged.record_import = record_import
+            staged.result = record_import.counts
+        staged.save(update_fields=["result", "record_import"])
+        audit_record(actor_kind="staff", actor_id=actor.pk, action="import.apply", target=staged, data=staged.result)
+    return staged
+
+
+def staged_import_discard(*, staged, actor) -> bool:
+    from vendors.models import StagedImport
+
+    with transaction.atomic():
+        closed = StagedImport.objects.filter(pk=staged.pk, status=StagedImport.Status.PREVIEWED).update(
+            status=StagedImport.Status.DISCARDED, content=b""
+        )
+        if closed:
+            audit_record(actor_kind="staff", actor_id=actor.pk, action="import.discard", target=staged)
+    return bool(closed)

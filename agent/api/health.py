@@ -1,6 +1,13 @@
-"""Health checks of the server's dependencies, reported by `GET /api/v1/health`."""
+"""Health checks of the server's dependencies: one table read by `GET /api/v1/health` and the admin health page.
+
+Each check returns a dict with `status` (`ok` or `degraded`), a `reason` when degraded and whatever details help
+staff (paths, hosts, counts). Those details map the deployment, so the API shows them only to a caller with the
+health token; anyone else gets the status words (`health_summary`).
+"""
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection
@@ -60,19 +67,64 @@ def _check_hub() -> dict:
     return hub_status()
 
 
-CHECKS = {"database": _check_database, "redis": _check_redis, "faq_index": _check_faq_index, "hub": _check_hub}
+@dataclass(frozen=True)
+class HealthCheck:
+    name: str  # the component's key in the API answer
+    label: str  # what staff read on the admin page
+    run: Callable[[], dict]
+
+
+# One entry per component; the API and the admin page both read this table.
+HEALTH_CHECKS = [
+    HealthCheck("database", "데이터베이스", _check_database),
+    HealthCheck("redis", "Redis (캐시·작업 큐)", _check_redis),
+    HealthCheck("faq_index", "FAQ 색인 (Qdrant)", _check_faq_index),
+    HealthCheck("hub", "지식 허브 (LightRAG)", _check_hub),
+]
+HEALTH_STATUSES = ("ok", "degraded")
 
 
 def health_report() -> dict:
-    """Run every check; one failing check degrades the whole report with its reason, it never raises."""
+    """Run every check; one failing check degrades the whole report with its reason, it never raises.
+
+    `{"status", "checks": {name: {"status", "reason"?, ...details}}, "reasons": ["name: reason", ...]}`.
+    """
     checks, reasons = {}, []
-    for name, check in CHECKS.items():
+    for check in HEALTH_CHECKS:
         try:
-            result = check()
+            result = check.run()
         except Exception as error:  # a health check reports a failure, it never raises
-            logger.warning("health check %s failed: %s", name, error)
+            logger.warning("health check %s failed: %s", check.name, error)
             result = {"status": "degraded", "reason": f"{type(error).__name__}: {error}"}
-        checks[name] = result
+        checks[check.name] = result
         if result.get("status") != "ok":
-            reasons.append(f"{name}: {result.get('reason') or 'degraded'}")
+            reasons.append(f"{check.name}: {result.get('reason') or 'degraded'}")
     return {"status": "degraded" if reasons else "ok", "checks": checks, "reasons": reasons}
+
+
+def health_summary(report: dict) -> dict:
+    """The report as status words only: `{"status", "checks": {name: "ok" | "degraded"}}`."""
+    return {
+        "status": report["status"],
+        "checks": {
+            name: "ok" if result.get("status") == "ok" else "degraded" for name, result in report["checks"].items()
+        },
+    }
+
+
+def health_labelled(report: dict) -> list[dict]:
+    """The report's checks in table order with their labels, for the admin page."""
+    labels = {check.name: check.label for check in HEALTH_CHECKS}
+    rows = []
+    for name, result in report["checks"].items():
+        details = {key: value for key, value in result.items() if key not in ("status", "reason")}
+        rows.append(
+            {
+                "name": name,
+                "label": labels.get(name, name),
+                "ok": result.get("status") == "ok",
+                "reason": result.get("reason", ""),
+                "details": details,
+            }
+        )
+    return rows

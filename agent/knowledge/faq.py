@@ -355,3 +355,21 @@ def faq_category_counts() -> list[dict]:
         .annotate(count=Count("id"))
         .order_by("-count", "category")
     )
+
+
+def faq_similar_questions(questions: list[str], *, min_score: float, limit: int = 3) -> list[list[tuple[int, float]]]:
+    """For each question, the active entries whose stored question is closest by the dense question vector, with
+    their score (the cosine), at or above `min_score`, best first. Both sides are embedded as stored questions
+    (document mode): this compares a question with questions, not a query with answers. Raises
+    FaqIndexUnavailable or EmbeddingError when the index or the embedder cannot answer."""
+    if not questions:
+        return []
+    faq_index_sync()
+    vectors = embedder_get().embed_documents(questions)
+    return [
+        [
+            (hit.payload["faq_id"], float(hit.score))
+            for hit in faq_index_dense_search(vector, limit=limit, score_threshold=min_score)
+        ]
+        for vector in vectors
+    ]

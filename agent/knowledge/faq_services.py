@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -57,10 +58,27 @@ def _actor_fields(actor) -> tuple[str, str | None, str]:
     return "system", None, "system"
 
 
-def _record(entry: FaqEntry, *, reason: str, action: str, actor, data: dict | None = None) -> None:
+def _record(
+    entry: FaqEntry,
+    *,
+    reason: str,
+    action: str,
+    actor,
+    data: dict | None = None,
+    origin: str = FaqVersion.Origin.CURATION,
+) -> FaqVersion:
     actor_kind, actor_id, label = _actor_fields(actor)
-    FaqVersion.objects.create(entry=entry, entry_ref=entry.pk, snapshot=faq_snapshot(entry), reason=reason, actor=label)
+    version = FaqVersion.objects.create(
+        entry=entry,
+        entry_ref=entry.pk,
+        question_key=entry.question_key,
+        snapshot=faq_snapshot(entry),
+        reason=reason,
+        origin=origin,
+        actor=label,
+    )
     audit_record(actor_kind=actor_kind, actor_id=actor_id, action=action, target=entry, data=data or {})
+    return version
 
 
 def _index_after_commit(*, upsert_ids=(), delete_point_ids=()) -> None:
@@ -250,6 +268,7 @@ class FaqIngestReport:
     updated: int = 0
     unchanged: int = 0
     skipped_older: int = 0  # an equal or newer version is already stored (or comes later in the file)
+    skipped_curated: int = 0  # staff edited, renamed or deleted the question after the row's source_created_at
     errors: list[tuple[int, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
@@ -259,6 +278,7 @@ class FaqIngestReport:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "skipped_older": self.skipped_older,
+            "skipped_curated": self.skipped_curated,
             "errors": [{"line": line, "error": error} for line, error in self.errors],
         }
 
@@ -276,6 +296,9 @@ class _IngestRow:
     source_created_at: datetime
 
 
+INGEST_KEYS = ("q", "a", "question", "answer", "source_created_at", "category", "url", "source", "source_id")
+
+
 def _parse_line(line_number: int, raw: str) -> _IngestRow:
     try:
         data = json.loads(raw)
@@ -283,6 +306,10 @@ def _parse_line(line_number: int, raw: str) -> _IngestRow:
         raise FaqError(f"JSON이 아닙니다: {error.msg}") from error
     if not isinstance(data, dict):
         raise FaqError("한 줄에 JSON 객체 하나가 있어야 합니다.")
+    unknown = sorted(key for key in data if key not in INGEST_KEYS)
+    if unknown:
+        # A misspelt key ("qestion", "source_created") would otherwise be dropped without a word.
+        raise FaqError(f"알 수 없는 키: {', '.join(unknown)} (쓸 수 있는 키: {', '.join(INGEST_KEYS)})")
     question = data.get("question", data.get("q"))
     answer = data.get("answer", data.get("a"))
     if not isinstance(question, str) or not isinstance(answer, str):
@@ -307,36 +334,48 @@ def _parse_line(line_number: int, raw: str) -> _IngestRow:
     )
 
 
-def faq_ingest_jsonl(path: str | Path, *, actor=None) -> FaqIngestReport:
+def _no_progress(_stage: str, _done: int, _total: int) -> None:
+    return None
+
+
+def faq_ingest_jsonl(path: str | Path, *, actor=None, progress=None, total_lines: int = 0) -> FaqIngestReport:
     """Load FAQ entries from JSON Lines. For a repeated question only the newest `source_created_at` stays, in
-    the file and against the store: an older version never overwrites a newer one. Bad lines are reported and
-    skipped; the good ones are applied in one transaction."""
+    the file and against the store: an older version never overwrites a newer one. Curation counts as a version
+    dated when it happened: a row is skipped when staff edited, renamed or deleted its question after the row's
+    `source_created_at`, so loading the same file again never undoes their work. Bad lines are reported and
+    skipped; the good ones are applied in one transaction. `progress(stage, done, total)` reports lines read
+    ("읽기", total = `total_lines` when given) and questions written ("반영") for a command's progress bar."""
+    progress = progress or _no_progress
     report = FaqIngestReport()
     newest: dict[str, _IngestRow] = {}
-    with open(path, encoding="utf-8-sig") as lines:
-        for line_number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            report.lines += 1
-            try:
-                row = _parse_line(line_number, raw)
-            except FaqError as error:
-                report.errors.append((line_number, str(error)))
-                continue
-            kept = newest.get(row.key)
-            if kept is not None and kept.source_created_at > row.source_created_at:
-                report.skipped_older += 1
-                continue
-            if kept is not None:
-                report.skipped_older += 1  # the earlier line of the same question loses to this one
-            newest[row.key] = row
+    for line_number, raw in _jsonl_lines(path):
+        progress("읽기", line_number, total_lines)
+        if not raw.strip():
+            continue
+        report.lines += 1
+        try:
+            row = _parse_line(line_number, raw)
+        except FaqError as error:
+            report.errors.append((line_number, str(error)))
+            continue
+        kept = newest.get(row.key)
+        if kept is not None and kept.source_created_at > row.source_created_at:
+            report.skipped_older += 1
+            continue
+        if kept is not None:
+            report.skipped_older += 1  # the earlier line of the same question loses to this one
+        newest[row.key] = row
 
     with transaction.atomic():
         existing = _lock_active_by_key(list(newest))
+        curated_at = _last_curation_by_key(list(newest))
         upserts = []
-        for row in newest.values():
+        for written, row in enumerate(newest.values(), start=1):
             entry = existing.get(row.key)
-            if entry is None:
+            last_curation = curated_at.get(row.key)
+            if last_curation is not None and row.source_created_at <= last_curation:
+                report.skipped_curated += 1
+            elif entry is None:
                 entry = FaqEntry.objects.create(
                     question=row.question,
                     answer=row.answer,
@@ -349,7 +388,12 @@ def faq_ingest_jsonl(path: str | Path, *, actor=None) -> FaqIngestReport:
                     source_created_at=row.source_created_at,
                 )
                 _record(
-                    entry, reason=FaqVersion.Reason.CREATED, action="faq.ingest", actor=actor, data={"line": row.line}
+                    entry,
+                    reason=FaqVersion.Reason.CREATED,
+                    action="faq.ingest",
+                    actor=actor,
+                    data={"line": row.line},
+                    origin=FaqVersion.Origin.FILE,
                 )
                 report.created += 1
                 upserts.append(entry.pk)
@@ -364,13 +408,37 @@ def faq_ingest_jsonl(path: str | Path, *, actor=None) -> FaqIngestReport:
                 entry.indexed_at = None
                 entry.save()
                 _record(
-                    entry, reason=FaqVersion.Reason.UPDATED, action="faq.ingest", actor=actor, data={"line": row.line}
+                    entry,
+                    reason=FaqVersion.Reason.UPDATED,
+                    action="faq.ingest",
+                    actor=actor,
+                    data={"line": row.line},
+                    origin=FaqVersion.Origin.FILE,
                 )
                 report.updated += 1
                 upserts.append(entry.pk)
+            progress("반영", written, len(newest))
         _index_after_commit(upsert_ids=upserts)
         analyze_after_bulk_write(FaqEntry, rows=report.created + report.updated)
     return report
+
+
+def _jsonl_lines(path: str | Path):
+    """(line number, text) of a UTF-8 JSON Lines file; a file in another encoding is refused as a whole."""
+    try:
+        with open(path, encoding="utf-8-sig") as lines:
+            yield from enumerate(lines, start=1)
+    except UnicodeDecodeError as error:
+        raise FaqError(
+            f"{Path(path).name}: UTF-8 텍스트가 아닙니다 ({error.start}번째 바이트). "
+            "JSON Lines 파일을 UTF-8로 저장해 주세요."
+        ) from error
+
+
+def faq_jsonl_line_count(path: str | Path) -> int:
+    """Lines in the file, for a progress bar's total (read once more as bytes: cheap next to embedding)."""
+    with open(path, "rb") as handle:
+        return sum(1 for _ in handle)
 
 
 def _lock_active_by_key(keys: list[str]) -> dict[str, FaqEntry]:
@@ -379,6 +447,21 @@ def _lock_active_by_key(keys: list[str]) -> dict[str, FaqEntry]:
         chunk = keys[start : start + _LOCK_CHUNK]
         active = FaqEntry.objects.select_for_update().filter(status=FaqEntry.Status.ACTIVE, question_key__in=chunk)
         found.update({entry.question_key: entry for entry in active.order_by("pk")})
+    return found
+
+
+def _last_curation_by_key(keys: list[str]) -> dict[str, datetime]:
+    """When staff (or any writer other than a file load) last changed each question: created, edited, renamed
+    away or deleted it. Deleted and renamed questions are found by their key in the version history."""
+    found = {}
+    for start in range(0, len(keys), _LOCK_CHUNK):
+        chunk = keys[start : start + _LOCK_CHUNK]
+        rows = (
+            FaqVersion.objects.filter(question_key__in=chunk, origin=FaqVersion.Origin.CURATION)
+            .values("question_key")
+            .annotate(latest=Max("created_at"))
+        )
+        found.update({row["question_key"]: row["latest"] for row in rows})
     return found
 
 

@@ -16,6 +16,8 @@ from typing import Protocol, runtime_checkable
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from config.celery import TransientError
+
 _THINK_RE = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
 
 PURPOSE_ANSWER = "answer"
@@ -27,7 +29,7 @@ class LlmError(Exception):
     """A provider call failed."""
 
 
-class LlmTransientError(LlmError):
+class LlmTransientError(LlmError, TransientError):
     """A failure a later attempt may not repeat: timeout, connection error, rate limit, server error."""
 
 

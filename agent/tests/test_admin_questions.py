@@ -8,6 +8,7 @@ from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from agent.llm.scripted import ScriptedProvider
 from agent.models import AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
@@ -231,6 +232,21 @@ def test_change_page_shows_an_earlier_attempt_on_request(admin_client):
 
     assert "답변 실행 (시도 2)" in latest and "LlmTransientError" in latest  # listed among the attempts
     assert "답변 실행 (시도 1)" in earlier and '<pre class="json">LlmTransientError: timeout</pre>' in earlier
+
+
+def test_a_run_taken_over_after_its_lease_lapsed_reads_as_stopped_with_its_worker(admin_client):
+    question = question_in_status(Question.Status.RUNNING)
+    stopped = answer_run(
+        question, outcome="", final_text="", error="lease lapsed", worker="cs-1:4242", finished_at=timezone.now()
+    )
+    answer_run(question, outcome="", final_text="", worker="cs-2:77", lease_expires_at=timezone.now())
+
+    latest = admin_client.get(change_url(question)).content.decode()
+    earlier = admin_client.get(change_url(question) + f"?run={stopped.pk}").content.decode()
+
+    assert "<td>중단</td>" in latest and "<td>진행 중</td>" in latest  # the attempts table
+    assert "cs-2:77 &middot; 리스 만료" in latest
+    assert "cs-1:4242" in earlier and "중단" in earlier
 
 
 def test_list_shows_latest_outcome_delivery_and_latency_and_filters(admin_client, delivered_question):

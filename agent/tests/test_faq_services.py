@@ -287,7 +287,7 @@ def test_ingest_command_loads_the_demo_faq(tmp_path, capsys):
         "대금은 매월 말일 마감 후 다음 달 15일"
     )
     assert "5영업일" in FaqEntry.objects.get(question="반품 승인 기한이 있나요?").answer
-    assert "created" in capsys.readouterr().out
+    assert "신규 " in capsys.readouterr().out
 
 
 def test_ingest_command_fails_on_bad_lines_after_loading_the_good_ones(tmp_path):

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agent.llm.base import LlmTransientError, provider_override
+from agent.llm.base import LlmPermanentError, LlmTransientError, provider_override
 from agent.llm.scripted import ScriptedProvider
 from agent.models import AnswerRun, ToolCallRecord
 from agent.services import answer_approve, answer_mark_wrong, question_process, questions_sweep
@@ -234,28 +234,44 @@ class TestRunsAsRows:
         assert AnswerRun.objects.filter(question=question).count() == 4  # the first try and three retries
         assert question.markers.get(kind=LivenessMarker.Kind.RESULT).outcome == "failed"
 
-    def test_the_failure_alert_is_raised_on_commit(self, world, django_capture_on_commit_callbacks):
-        from agent.services import question_fail
+    def test_a_question_whose_room_lost_its_vendor_is_blocked_without_asking_the_model(self, world):
+        room = RoomFactory(vendor=None, resolution_status=Room.ResolutionStatus.BLOCKED)
+        question = ask(world, "결제 조건 알려주세요", room=room)
+        run, provider = run_with(question, [])
+        assert run.outcome == question.status == Question.Status.BLOCKED
+        assert provider.calls == [] and run.finished_at is not None and run.lease_expires_at is None
+        assert question.markers.get(kind=LivenessMarker.Kind.RESULT).outcome == "blocked"
 
+    def test_a_terminal_error_fails_at_once_and_the_alert_is_raised_on_commit(
+        self, world, django_capture_on_commit_callbacks
+    ):
         question = ask(world, "결제 조건 알려주세요")
-        with django_capture_on_commit_callbacks(execute=True):
-            question_fail(question.pk, reason="retries exhausted")
+        with django_capture_on_commit_callbacks() as callbacks:
+            run, _ = run_with(question, [LlmPermanentError("model not found")])
+        assert not Alert.objects.exists()
+        for callback in callbacks:
+            callback()
         assert Alert.objects.get(kind=Alert.Kind.QUESTION_FAILED).key == f"question:{question.pk}"
+        assert question.status == Question.Status.FAILED and run.outcome == "failed"
+        assert AnswerRun.objects.filter(question=question).count() == 1  # never retried
 
-    def test_the_sweep_redispatches_lost_questions_and_fails_stuck_ones(self, world):
+    def test_the_sweep_redispatches_lost_questions_and_gives_running_ones_without_a_lease_to_a_new_run(
+        self, world, django_capture_on_commit_callbacks
+    ):
         lost = ask(world, "결제 조건 알려주세요")
-        stuck = ask(world, "정산 일정 알려주세요")
+        stuck = ask(world, "결제 일정 알려주세요")
         long_ago = timezone.now() - timedelta(hours=1)
         Question.objects.filter(pk=lost.pk).update(updated_at=long_ago)
+        # Running with no run holding a lease: what a worker killed before this release leaves behind.
         Question.objects.filter(pk=stuck.pk).update(status=Question.Status.RUNNING, updated_at=long_ago)
-        provider = ScriptedProvider([search(), {"content": "월말 마감 후 익월 10일에 현금으로 결제합니다."}])
-        with provider_override(provider):
+        answer = [search(), {"content": "월말 마감 후 익월 10일에 현금으로 결제합니다."}]
+        with provider_override(ScriptedProvider(answer * 2)), django_capture_on_commit_callbacks(execute=True):
             report = questions_sweep()
-        assert report == {"redispatched": 1, "failed": 1}
+        assert report == {"redispatched": 1, "reclaimed": 1, "failed": 0}
         lost.refresh_from_db()
         stuck.refresh_from_db()
         assert lost.status == Question.Status.ANSWERED
-        assert stuck.status == Question.Status.FAILED
+        assert stuck.status == Question.Status.ANSWERED
 
 
 class TestStaffReview:

@@ -293,7 +293,8 @@ def _orders(period: _Period) -> _Orders:
         value_ordered_at__lt=(period.end + datetime.timedelta(days=1)).isoformat(),
     )
     rows = (
-        VendorRecord.objects.filter(kind=VendorRecord.Kind.ORDER)
+        VendorRecord.objects.current()
+        .filter(kind=VendorRecord.Kind.ORDER)
         .annotate(**{f"value_{key}": KT(f"values__{key}") for key in _ORDER_KEYS})
         .filter(in_period | Q(value_ordered_at__isnull=True) | Q(value_ordered_at=""))
         .order_by()
@@ -538,7 +539,7 @@ def _company_inventory_overview(context: ToolContext, arguments: dict) -> ToolRe
     group_by = _choice_argument(arguments, "group_by", _GROUP_BY)
     category = text_argument(arguments, "category", max_length=100, required=False)
     limit = _limit(arguments, default=20, maximum=50)
-    products = Product.objects.all()
+    products = Product.objects.current()
     if category:
         products = products.filter(category=category)
     key = "vendor_id" if group_by == "vendor" else "category"
@@ -588,7 +589,7 @@ def _company_stock_alerts(context: ToolContext, arguments: dict) -> ToolResult:
     reject_unknown(arguments, {"category", "limit"})
     category = text_argument(arguments, "category", max_length=100, required=False)
     limit = _limit(arguments, default=20, maximum=50)
-    alerts = Product.objects.filter(stock_quantity__lte=F("safety_stock"))
+    alerts = Product.objects.current().filter(stock_quantity__lte=F("safety_stock"))
     if category:
         alerts = alerts.filter(category=category)
     shortfall = ExpressionWrapper(F("safety_stock") - F("stock_quantity"), output_field=IntegerField())
@@ -628,7 +629,7 @@ def _company_margin_report(context: ToolContext, arguments: dict) -> ToolResult:
     group_by = _choice_argument(arguments, "group_by", _GROUP_BY)
     limit = _limit(arguments, default=20, maximum=50)
     key = "vendor_id" if group_by == "vendor" else "category"
-    priced = Product.objects.filter(cost_price__isnull=False, unit_price__gt=0)
+    priced = Product.objects.current().filter(cost_price__isnull=False, unit_price__gt=0)
     groups = _whole_numbers(
         priced.values(key)
         .annotate(
@@ -642,7 +643,7 @@ def _company_margin_report(context: ToolContext, arguments: dict) -> ToolResult:
     for group in groups:
         group["margin"] = group["price"] - group["cost"]
     groups.sort(key=lambda g: (-g["margin"], str(g[key])))
-    excluded = Product.objects.aggregate(
+    excluded = Product.objects.current().aggregate(
         no_cost=Count("pk", filter=Q(cost_price__isnull=True)),
         zero_price=Count("pk", filter=Q(cost_price__isnull=False, unit_price=0)),
     )
@@ -708,7 +709,7 @@ def _company_price_comparison(context: ToolContext, arguments: dict) -> ToolResu
     tokens = [token for token in query_tokens(query) if token not in _GENERIC_PRODUCT_WORDS]
     if not tokens:
         raise ToolArgumentsInvalid("'query' must name a product, brand, SKU or category")
-    candidates = Product.objects.annotate(hits=_token_hits(tokens)).filter(hits__gte=1)
+    candidates = Product.objects.current().annotate(hits=_token_hits(tokens)).filter(hits__gte=1)
     best = candidates.order_by("-hits").values_list("hits", flat=True).first()
     if best is None:
         title = f"[전사 단가 비교] '{query}'"
@@ -764,7 +765,7 @@ def _company_promotions(context: ToolContext, arguments: dict) -> ToolResult:
     reject_unknown(arguments, {"date", "limit"})
     day = _date_argument(arguments, "date") or timezone.localdate()
     limit = _limit(arguments, default=20, maximum=50)
-    promotions = VendorRecord.objects.filter(kind=VendorRecord.Kind.PROMOTION)
+    promotions = VendorRecord.objects.current().filter(kind=VendorRecord.Kind.PROMOTION)
     undated = promotions.filter(effective_from__isnull=True, effective_to__isnull=True).count()
     active = (
         promotions.exclude(effective_from__isnull=True, effective_to__isnull=True)
@@ -813,8 +814,12 @@ def _company_settlement_overview(context: ToolContext, arguments: dict) -> ToolR
     unpaid_only = _bool_argument(arguments, "unpaid_only")
     limit = _limit(arguments, default=20, maximum=50)
     today = timezone.localdate()
-    settlements = VendorRecord.objects.filter(kind=VendorRecord.Kind.SETTLEMENT).annotate(
-        amount_due=KT("values__amount_due"), amount_paid=KT("values__amount_paid"), due_on=KT("values__due_date")
+    settlements = (
+        VendorRecord.objects.current()
+        .filter(kind=VendorRecord.Kind.SETTLEMENT)
+        .annotate(
+            amount_due=KT("values__amount_due"), amount_paid=KT("values__amount_paid"), due_on=KT("values__due_date")
+        )
     )
     if month:
         settlements = settlements.filter(due_on__startswith=month)

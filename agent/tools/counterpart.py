@@ -36,7 +36,9 @@ def _send_document(context: ToolContext, arguments: dict) -> ToolResult:
     reference = text_argument(arguments, "reference", max_length=40)
     if not reference.startswith("record:") or not reference.removeprefix("record:").isdigit():
         raise ToolArgumentsInvalid("'reference' must look like record:123 (from a search_records result)")
-    record = VendorRecord.objects.filter(pk=int(reference.removeprefix("record:")), vendor=context.vendor).first()
+    record = (
+        VendorRecord.objects.current().filter(pk=int(reference.removeprefix("record:")), vendor=context.vendor).first()
+    )
     if record is None:
         return ToolResult(text="[시스템 확인] 해당 문서를 찾을 수 없습니다. 새로 처리된 것은 없음")
     key = f"question:{context.question_id}:document:{record.pk}"

@@ -100,13 +100,9 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TASK_ACKS_LATE = False
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Queues by task name prefix, in one place (Celery deprecates `queue=` on the task itself).
+# Each task's queue is declared with it (`config.celery.task`); this router reads those declarations.
 # A worker for everything: celery -A config worker -Q default,agent,delivery,monitoring
-CELERY_TASK_ROUTES = {
-    "agent.*": {"queue": "agent"},
-    "delivery.*": {"queue": "delivery"},
-    "monitoring.*": {"queue": "monitoring"},
-}
+CELERY_TASK_ROUTES = ("config.celery.task_route",)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Above the longest task run so a late-acked task is not redelivered while it still runs.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
@@ -140,6 +136,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Reverse proxies in front of the app: 0 takes the client address from the connection and ignores a
+    # client-supplied X-Forwarded-For (which would otherwise let anyone pick the address a limit counts against).
+    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vendor CS Agent API",
@@ -172,7 +171,13 @@ LOGGING = {
 
 # --- edge devices and pairing ---
 PAIRING_CODE_TTL_MINUTES = env.int("PAIRING_CODE_TTL_MINUTES", default=10)
-PAIRING_CODE_MAX_ATTEMPTS = env.int("PAIRING_CODE_MAX_ATTEMPTS", default=5)
+# Lifetime of a device token from pairing or rotation; 0: tokens do not expire. Devices rotate in the last third.
+DEVICE_TOKEN_TTL_DAYS = env.int("DEVICE_TOKEN_TTL_DAYS", default=0)
+# Failed redeems of /devices/pair allowed within a sliding window, per client address (an IPv6 /64) and in total;
+# past either limit the endpoint answers 429 without looking at the code.
+PAIRING_FAILURE_WINDOW_MINUTES = env.int("PAIRING_FAILURE_WINDOW_MINUTES", default=10)
+PAIRING_FAILURES_PER_ADDRESS = env.int("PAIRING_FAILURES_PER_ADDRESS", default=5)
+PAIRING_FAILURES_GLOBAL = env.int("PAIRING_FAILURES_GLOBAL", default=100)
 
 # --- conversation upload ---
 UPLOAD_MAX_MESSAGES = env.int("UPLOAD_MAX_MESSAGES", default=1000)
@@ -254,6 +259,10 @@ FAQ_KEYWORD_RETRY_BLOCKLIST = env.list(
         "행사", "이벤트", "혜택", "안녕하세요", "감사합니다", "네", "예", "뭐", "왜", "언제", "어디",
     ],
 )  # fmt: skip
+# A training upload's row conflicts with an FAQ whose stored question scores at least this (dense cosine). With the
+# local USE embedding, distinct demo FAQ questions reach 0.83 at most and light rewordings of one question mostly
+# score 0.87-0.96, so 0.85 flags near-duplicates without flagging distinct questions (docs/knowledge.md).
+FAQ_TRAINING_CONFLICT_SCORE = env.float("FAQ_TRAINING_CONFLICT_SCORE", default=0.85)
 # records & evidence
 # Items each source may contribute to one question's evidence.
 EVIDENCE_BUDGET_RECORDS = env.int("EVIDENCE_BUDGET_RECORDS", default=5)
@@ -324,8 +333,12 @@ AGENT_VERIFY_ROUNDS = env.int("AGENT_VERIFY_ROUNDS", default=2)  # rewrite round
 AGENT_HISTORY_LIMIT = env.int("AGENT_HISTORY_LIMIT", default=10)
 AGENT_HISTORY_HOURS = env.int("AGENT_HISTORY_HOURS", default=24)
 AGENT_REFERENCE_URL_LIMIT = env.int("AGENT_REFERENCE_URL_LIMIT", default=3)
+# runs: a run holds a lease on its question, renewed by a heartbeat while it composes; the sweep gives a question
+# whose lease lapsed (a killed worker) to a new run, up to AGENT_RUN_MAX_ATTEMPTS runs, then fails it.
+AGENT_RUN_LEASE_SECONDS = env.float("AGENT_RUN_LEASE_SECONDS", default=60.0)
+AGENT_RUN_HEARTBEAT_SECONDS = env.float("AGENT_RUN_HEARTBEAT_SECONDS", default=15.0)  # well below the lease
+AGENT_RUN_MAX_ATTEMPTS = env.int("AGENT_RUN_MAX_ATTEMPTS", default=4)
 AGENT_DISPATCH_LOST_SECONDS = env.int("AGENT_DISPATCH_LOST_SECONDS", default=120)
-AGENT_RUNNING_STALE_SECONDS = env.int("AGENT_RUNNING_STALE_SECONDS", default=600)
 AGENT_SWEEP_BATCH = env.int("AGENT_SWEEP_BATCH", default=100)
 
 # --- delivery ---
@@ -345,6 +358,9 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
 }
 
 # --- monitoring ---
+# Opens the details of GET /api/v1/health (paths, hosts, counts, reasons) to `Authorization: Bearer <token>`;
+# empty: only staff see them, on the admin health page. Anyone else gets the status words.
+HEALTH_TOKEN = env("HEALTH_TOKEN", default="")
 BUSINESS_TIME_ZONE = env("BUSINESS_TIME_ZONE", default="Asia/Seoul")
 BUSINESS_DAYS = env.list("BUSINESS_DAYS", cast=int, default=[1, 2, 3, 4, 5])  # ISO weekdays, Monday = 1
 BUSINESS_HOURS_START = env("BUSINESS_HOURS_START", default="09:00")

@@ -1,5 +1,6 @@
 """Device token authentication for the edge API: `Authorization: Bearer <token>`, request.user is the Device."""
 
+from drf_spectacular.authentication import SessionScheme
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
@@ -38,6 +39,19 @@ class DeviceTokenAuthentication(authentication.BaseAuthentication):
         return self.keyword
 
 
+class StaffSessionAuthentication(authentication.SessionAuthentication):
+    """A staff member's admin session, with Django's CSRF check (DRF enforces it for session-authenticated writes).
+
+    The only way staff reach the staff endpoints: HTTP Basic is not offered, because every Basic request costs a
+    full password hash and a few connections sending passwords would starve the workers the uploads need. The
+    agent submits send requests in process, not over HTTP.
+    """
+
+    def authenticate_header(self, request):
+        # A challenge makes DRF answer an anonymous caller 401 (not 403): log in to the admin first.
+        return 'Session realm="admin"'
+
+
 class DeviceTokenAuthenticationScheme(OpenApiAuthenticationExtension):
     """Describes the device token to drf-spectacular as an HTTP Bearer scheme."""
 
@@ -46,3 +60,9 @@ class DeviceTokenAuthenticationScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "description": "Device token returned once by /devices/pair."}
+
+
+class StaffSessionAuthenticationScheme(SessionScheme):
+    """Describes the staff session to drf-spectacular as the session cookie."""
+
+    target_class = StaffSessionAuthentication

@@ -10,13 +10,12 @@ import mimetypes
 from django.http import FileResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, OpenApiTypes, extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import BasicAuthentication, SessionAuthentication
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from delivery import selectors
-from delivery.api.authentication import DeviceTokenAuthentication
+from delivery.api.authentication import DeviceTokenAuthentication, StaffSessionAuthentication
 from delivery.api.permissions import IsSenderDevice
 from delivery.api.sender_serializers import (
     PROGRESS_STATE_CHOICES,
@@ -49,8 +48,12 @@ _DEVICE_ERRORS = {
 }
 _JOB_ERRORS = {
     **_DEVICE_ERRORS,
-    404: OpenApiResponse(SendErrorSerializer, description='`{"error": "SEND_JOB_NOT_FOUND"}`'),
-    409: OpenApiResponse(SendErrorSerializer, description='`{"error": "LEASE_NOT_HELD"}`'),
+    404: OpenApiResponse(
+        SendErrorSerializer, description='`{"error": "SEND_JOB_NOT_FOUND"}`: no such job, or not this device\'s'
+    ),
+    409: OpenApiResponse(
+        SendErrorSerializer, description='`{"error": "LEASE_NOT_HELD"}`: this device\'s lease on the job is gone'
+    ),
 }
 
 
@@ -68,8 +71,7 @@ def _invalid(detail) -> Response:
 class SendRequestApi(APIView):
     """Create a send job under an `Idempotency-Key`; a retry with the same key answers from the job's real state."""
 
-    # Basic first: an anonymous caller gets a 401 challenge rather than a bare 403.
-    authentication_classes = [BasicAuthentication, SessionAuthentication]
+    authentication_classes = [StaffSessionAuthentication]
     permission_classes = [IsAdminUser]
 
     class InputSerializer(serializers.Serializer):
@@ -166,10 +168,11 @@ class _SenderApi(APIView):
 
 
 class _SenderJobApi(_SenderApi):
-    """A job endpoint: 404 for a job that does not exist, 409 when the calling device does not hold its lease."""
+    """A job endpoint: 404 for a job that does not exist or is not this device's, 409 when the device's own lease
+    on it is gone."""
 
     def job_or_not_found(self, job_id: int) -> tuple[SendJob | None, Response | None]:
-        job = selectors.send_job_get(job_id=job_id)
+        job = selectors.sender_job_get(job_id=job_id, device=self.request.user)
         if job is None:
             return None, _error("SEND_JOB_NOT_FOUND", status.HTTP_404_NOT_FOUND)
         return job, None

@@ -9,6 +9,13 @@ class DeviceErrorSerializer(serializers.Serializer):
     error = serializers.CharField()
 
 
+class RateLimitedErrorSerializer(serializers.Serializer):
+    """429: `{"error": "RATE_LIMITED", "retry_after": seconds}`, with the same seconds in `Retry-After`."""
+
+    error = serializers.CharField()
+    retry_after = serializers.IntegerField()
+
+
 class DeviceRoomSerializer(serializers.Serializer):
     """A room as a device's local client holds it."""
 

@@ -1,11 +1,13 @@
 from django.urls import path
 
 from delivery.api import sender_views
-from delivery.api.views import DeviceHeartbeatApi, DevicePairApi
+from delivery.api.views import DeviceHeartbeatApi, DevicePairApi, DeviceTokenApi, DeviceTokenRotateApi
 
 urlpatterns = [
     path("devices/pair", DevicePairApi.as_view(), name="device-pair"),
     path("devices/heartbeat", DeviceHeartbeatApi.as_view(), name="device-heartbeat"),
+    path("devices/token", DeviceTokenApi.as_view(), name="device-token"),
+    path("devices/token/rotate", DeviceTokenRotateApi.as_view(), name="device-token-rotate"),
     path("send-requests", sender_views.SendRequestApi.as_view(), name="send-requests"),
     path("sender/claim", sender_views.SenderClaimApi.as_view(), name="sender-claim"),
     path(

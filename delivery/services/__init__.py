@@ -1,16 +1,21 @@
 """Writes of the delivery app. Device functions live in `devices`; import them from here."""
 
 from delivery.services.devices import (
+    DeviceNotPaired,
     DeviceRevoked,
     PairingCodeInvalid,
     device_authenticate,
     device_heartbeat,
     device_pair,
+    device_pair_attempt,
     device_pairing_code_issue,
     device_register,
     device_revoke,
+    device_token_rotate,
+    device_token_rotation_request,
     device_touch,
 )
+from delivery.services.pairing_limits import PairingRateLimited
 from delivery.services.send_jobs import (
     IdempotencyKeyReused,
     LeaseNotHeld,
@@ -33,14 +38,19 @@ from delivery.services.send_jobs import (
 )
 
 __all__ = [
+    "DeviceNotPaired",
     "DeviceRevoked",
     "PairingCodeInvalid",
+    "PairingRateLimited",
     "device_authenticate",
     "device_heartbeat",
     "device_pair",
+    "device_pair_attempt",
     "device_pairing_code_issue",
     "device_register",
     "device_revoke",
+    "device_token_rotate",
+    "device_token_rotation_request",
     "device_touch",
 ]
 # Send jobs (delivery.services.send_jobs).

@@ -1,13 +1,21 @@
 """Writes for edge devices: registration, pairing codes, pairing, token checks, revocation, liveness.
 
-Pairing follows seed 004. A pairing code is a short, human-typed secret, so it is kept only as a keyed hash,
-shown once, lives for `PAIRING_CODE_TTL_MINUTES` and is redeemed by one compare-and-set UPDATE (a read
-followed by a write would let one code pair twice). Every failure is the same `PairingCodeInvalid`, so the
-outside cannot tell an unknown code from an expired, used or exhausted one.
+A pairing code is a short, human-typed secret, so it is kept only as a keyed hash, shown once, lives for
+`PAIRING_CODE_TTL_MINUTES` and is redeemed by one compare-and-set UPDATE (a read followed by a write would let
+one code pair twice). Every failure is the same `PairingCodeInvalid`, so the outside cannot tell an unknown code
+from an expired or used one. A wrong code cannot be tied to the code it was meant for, so it changes no row;
+guessing is bounded by the failure limits per client address and in total (`pairing_limits`), which refuse an
+attempt before its code is looked at.
 
 Re-pairing: an active device may get a new code. Its current token keeps working until the new code is
 redeemed; the redeem replaces the token hash in the same UPDATE, so from then on only the new token works.
 A revoked device is final: it gets no new code (register a new device instead).
+
+Tokens: a token lives `DEVICE_TOKEN_TTL_DAYS` from its issue (0: no expiry); past it every call is refused
+like an unknown token. The device rotates its own token (`device_token_rotate`): the new one is held as
+`pending_token_hash` and replaces the current one at its first use, so a device whose answer got lost keeps
+its working token, and a device that stored the new one switches over by using it. Rotation is due in the
+last third of a token's life, or when staff ask for it (`device_token_rotation_request`).
 """
 
 import hashlib
@@ -17,11 +25,12 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from delivery.models import Device
+from delivery.services.pairing_limits import client_address_scope, pairing_attempt_begin
 from monitoring.models import AuditEvent
 from monitoring.services import audit_record
 
@@ -45,6 +54,10 @@ class DeviceRevoked(Exception):
     """The device is revoked; it cannot get a pairing code or be revoked again."""
 
 
+class DeviceNotPaired(Exception):
+    """The device holds no token (pending or revoked): there is nothing to rotate."""
+
+
 def pairing_code_normalise(code: str) -> str:
     """What a person types, as stored: upper case, without spaces or dashes."""
     return "".join(code.split()).replace("-", "").upper()
@@ -64,7 +77,6 @@ def _live_code_filter(now) -> Q:
     return Q(
         pairing_code_hash__isnull=False,
         pairing_expires_at__gt=now,
-        pairing_attempts__lt=settings.PAIRING_CODE_MAX_ATTEMPTS,
         status__in=[Device.Status.PENDING, Device.Status.ACTIVE],
     )
 
@@ -88,8 +100,8 @@ def device_register(*, name: str, role: str, actor) -> Device:
 def device_pairing_code_issue(*, device: Device, actor) -> str:
     """Give the device a fresh one-time code and return it in plain text; this is the only time it exists.
 
-    Replaces any earlier code on the same row (never adds a row) and resets the attempt count. An active
-    device keeps its current token until the new code is redeemed. Raises `DeviceRevoked` for a revoked device.
+    Replaces any earlier code on the same row (never adds a row). An active device keeps its current token
+    until the new code is redeemed. Raises `DeviceRevoked` for a revoked device.
     """
     expires_at = timezone.now() + timedelta(minutes=settings.PAIRING_CODE_TTL_MINUTES)
     not_revoked = Device.objects.filter(pk=device.pk).exclude(status=Device.Status.REVOKED)
@@ -99,7 +111,7 @@ def device_pairing_code_issue(*, device: Device, actor) -> str:
             try:
                 with transaction.atomic():
                     stored = not_revoked.update(
-                        pairing_code_hash=_pairing_code_hash(code), pairing_expires_at=expires_at, pairing_attempts=0
+                        pairing_code_hash=_pairing_code_hash(code), pairing_expires_at=expires_at
                     )
                 break
             except IntegrityError:
@@ -119,19 +131,29 @@ def device_pairing_code_issue(*, device: Device, actor) -> str:
     return code
 
 
+def device_pair_attempt(*, code: str | None, client_name: str | None, client_address: str) -> tuple[Device, str]:
+    """An anonymous redeem from `client_address`: the failure limits first, then `device_pair`.
+
+    `code` or `client_name` None stands for a request that named no usable value: a failure like a wrong code.
+    Raises `PairingRateLimited` (nothing looked at) or `PairingCodeInvalid` (counted as a failure).
+    """
+    attempt = pairing_attempt_begin(client_address=client_address)
+    try:
+        if code is None or client_name is None:
+            raise PairingCodeInvalid()
+        paired = device_pair(code=code, client_name=client_name)
+    except PairingCodeInvalid:
+        logger.warning("Failed pairing attempt from %s.", client_address_scope(client_address))
+        raise
+    attempt.succeeded()
+    return paired
+
+
 def device_pair(*, code: str, client_name: str) -> tuple[Device, str]:
     """Redeem a pairing code; return the device and its new token (shown once, stored only as a hash).
 
-    The redeem is one compare-and-set UPDATE over the code's hash, its expiry and its attempt count, so two
-    concurrent redeems of one code give exactly one success.
-
-    Attempt limit: a wrong code cannot be tied to the row it was meant for, so every failed redeem counts
-    one attempt against every live code (one UPDATE). After `PAIRING_CODE_MAX_ATTEMPTS` failures anywhere
-    all codes outstanding at that moment are spent and staff issue new ones. Guessing therefore gets at most
-    that many tries per issued code, at the price that stray failures can burn codes of other devices.
-    The failure count is written in its own transaction; a caller's outer transaction must not roll it back.
-
-    Every failure raises `PairingCodeInvalid`.
+    The redeem is one compare-and-set UPDATE over the code's hash and its expiry, so two concurrent redeems of
+    one code give exactly one success. A failure writes nothing. Every failure raises `PairingCodeInvalid`.
     """
     normalised = pairing_code_normalise(code)
     token = secrets.token_urlsafe(32)
@@ -146,21 +168,19 @@ def device_pair(*, code: str, client_name: str) -> tuple[Device, str]:
             client_name=client_name,
             pairing_code_hash=None,
             pairing_expires_at=None,
-            pairing_attempts=0,
+            **_fresh_token_fields(now),
         )
-        if redeemed:
-            device = Device.objects.get(token_hash=token_hash)
-            audit_record(
-                actor_kind=AuditEvent.ActorKind.DEVICE,
-                actor_id=device.pk,
-                action="device.pair",
-                target=device,
-                data={"client_name": client_name},
-            )
-            return device, token
-    burned = Device.objects.filter(_live_code_filter(now)).update(pairing_attempts=F("pairing_attempts") + 1)
-    logger.warning("Failed pairing attempt; counted against %d live pairing code(s).", burned)
-    raise PairingCodeInvalid()
+        if not redeemed:
+            raise PairingCodeInvalid()
+        device = Device.objects.get(token_hash=token_hash)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.DEVICE,
+            actor_id=device.pk,
+            action="device.pair",
+            target=device,
+            data={"client_name": client_name},
+        )
+    return device, token
 
 
 def device_revoke(*, device: Device, actor) -> None:
@@ -177,6 +197,7 @@ def device_revoke(*, device: Device, actor) -> None:
                 status=Device.Status.REVOKED,
                 revoked_at=now,
                 token_hash=None,
+                pending_token_hash=None,
                 pairing_code_hash=None,
                 pairing_expires_at=None,
             )
@@ -188,11 +209,99 @@ def device_revoke(*, device: Device, actor) -> None:
 
 
 def device_authenticate(token: str) -> Device | None:
-    """The active device holding this token, or None. Read from the database every time, so a revoke
-    takes effect on the very next request."""
+    """The active device holding this token, or None. Read from the database every time, so a revoke takes
+    effect on the very next request; an expired token is None like an unknown one.
+
+    One indexed query. A device's rotated token (see `device_token_rotate`) also matches, and its first use
+    makes it the device's only token.
+    """
     if not token:
         return None
-    return Device.objects.filter(token_hash=_token_hash(token), status=Device.Status.ACTIVE).first()
+    presented = _token_hash(token)
+    now = timezone.now()
+    device = (
+        Device.objects.filter(Q(token_hash=presented) | Q(pending_token_hash=presented), status=Device.Status.ACTIVE)
+        .filter(Q(token_expires_at__isnull=True) | Q(token_expires_at__gt=now))
+        .first()
+    )
+    if device is None or device.token_hash == presented:
+        return device
+    return _pending_token_promote(device, presented=presented, now=now)
+
+
+def _pending_token_promote(device: Device, *, presented: str, now) -> Device | None:
+    """The rotated token was used: it becomes the device's token (compare-and-set), with a fresh expiry."""
+    fresh = _fresh_token_fields(now)
+    with transaction.atomic():
+        promoted = Device.objects.filter(
+            pk=device.pk, pending_token_hash=presented, status=Device.Status.ACTIVE
+        ).update(token_hash=presented, **fresh)
+        if not promoted:
+            # A revoke or another rotation won the race; a concurrent first use of the same token promoted it.
+            return Device.objects.filter(pk=device.pk, token_hash=presented, status=Device.Status.ACTIVE).first()
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.DEVICE,
+            actor_id=device.pk,
+            action="device.token_rotate",
+            target=device,
+            data={"expires_at": fresh["token_expires_at"].isoformat() if fresh["token_expires_at"] else None},
+        )
+    device.token_hash = presented
+    for name, value in fresh.items():
+        setattr(device, name, value)
+    return device
+
+
+def device_token_rotate(*, device: Device) -> str:
+    """Give the device a new token and return it in plain text (shown once, stored only as a hash).
+
+    The current token keeps working until the new one is first used; rotating again before that replaces the
+    new one. An unused new token is refused once the current token has expired. Raises `DeviceNotPaired`
+    for a device without a token.
+    """
+    token = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        stored = Device.objects.filter(pk=device.pk, status=Device.Status.ACTIVE, token_hash__isnull=False).update(
+            pending_token_hash=_token_hash(token)
+        )
+        if not stored:
+            raise DeviceNotPaired(device.pk)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.DEVICE,
+            actor_id=device.pk,
+            action="device.token_rotation_begin",
+            target=device,
+        )
+    return token
+
+
+def device_token_rotation_request(*, device: Device, actor) -> None:
+    """Staff ask the device to rotate its token; it learns so from its token status and rotates on its next
+    run. Raises `DeviceNotPaired` for a device without a token."""
+    now = timezone.now()
+    with transaction.atomic():
+        requested = Device.objects.filter(pk=device.pk, status=Device.Status.ACTIVE, token_hash__isnull=False).update(
+            token_rotation_requested_at=now
+        )
+        if not requested:
+            raise DeviceNotPaired(device.pk)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.STAFF,
+            actor_id=actor.pk,
+            action="device.token_rotation_request",
+            target=device,
+        )
+    device.token_rotation_requested_at = now
+
+
+def _fresh_token_fields(now) -> dict:
+    ttl_days = settings.DEVICE_TOKEN_TTL_DAYS
+    return {
+        "token_issued_at": now,
+        "token_expires_at": now + timedelta(days=ttl_days) if ttl_days else None,
+        "token_rotation_requested_at": None,
+        "pending_token_hash": None,
+    }
 
 
 def device_touch(*, device: Device) -> None:

@@ -57,7 +57,6 @@ class TestIssue:
         assert code not in device.pairing_code_hash
         assert device.pairing_code_hash != hashlib.sha256(code.encode()).hexdigest()  # keyed, not a bare digest
         assert before + timedelta(minutes=7) <= device.pairing_expires_at <= timezone.now() + timedelta(minutes=7)
-        assert device.pairing_attempts == 0
         assert device.status == Device.Status.PENDING
 
     def test_codes_use_the_whole_alphabet(self):
@@ -71,14 +70,11 @@ class TestIssue:
         assert len(seen) > 20
 
     def test_reissue_replaces_the_code_on_the_same_row(self):
-        """Re-issuing never adds a row; the earlier code stops working and the attempt count starts again."""
+        """Re-issuing never adds a row; the earlier code stops working."""
         device, first = _issue()
-        Device.objects.filter(pk=device.pk).update(pairing_attempts=3)
         second = device_pairing_code_issue(device=device, actor=StaffUserFactory())
 
         assert Device.objects.count() == 1
-        device.refresh_from_db()
-        assert device.pairing_attempts == 0
         if first != second:
             with pytest.raises(PairingCodeInvalid):
                 device_pair(code=first, client_name="pc")
@@ -166,55 +162,147 @@ class TestRedeem:
             device_pair(code=code, client_name="pc")
 
 
+def _wrong_code(right: str) -> str:
+    return "ZZZZZZ" if right != "ZZZZZZ" else "YYYYYY"
+
+
 @pytest.mark.django_db
-class TestAttemptLimit:
-    def test_the_right_code_fails_after_max_failed_attempts(self, settings):
-        """After PAIRING_CODE_MAX_ATTEMPTS wrong codes the right code is refused too."""
-        settings.PAIRING_CODE_MAX_ATTEMPTS = 5
-        device, code = _issue()
-        for _ in range(5):
+class TestFailedRedeems:
+    def test_a_wrong_code_never_touches_the_codes_it_did_not_match(self):
+        """A failed redeem changes no row: the outstanding codes of other devices keep working however many
+        wrong codes were tried."""
+        first, first_code = _issue()
+        second, second_code = _issue()
+        before = list(Device.objects.order_by("pk").values())
+        for _ in range(20):
             with pytest.raises(PairingCodeInvalid):
-                device_pair(code="ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY", client_name="x")
-        device.refresh_from_db()
-        assert device.pairing_attempts == 5
-        with pytest.raises(PairingCodeInvalid):
-            device_pair(code=code, client_name="pc")
+                device_pair(code="222222", client_name="x")
 
-    def test_the_right_code_works_below_the_limit(self, settings):
-        """Four wrong guesses leave a code with a limit of five usable."""
-        settings.PAIRING_CODE_MAX_ATTEMPTS = 5
-        _, code = _issue()
-        for _ in range(4):
-            with pytest.raises(PairingCodeInvalid):
-                device_pair(code="ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY", client_name="x")
-        device_pair(code=code, client_name="pc")
+        assert list(Device.objects.order_by("pk").values()) == before
+        assert device_pair(code=first_code, client_name="pc")[0].pk == first.pk
+        assert device_pair(code=second_code, client_name="pc")[0].pk == second.pk
 
-    def test_a_failure_counts_against_every_live_code_only(self, settings):
-        """A wrong code cannot be tied to one row: it counts one attempt on every live code, none on spent ones."""
-        settings.PAIRING_CODE_MAX_ATTEMPTS = 5
-        first, _ = _issue()
-        second, _ = _issue()
-        expired, _ = _issue()
-        Device.objects.filter(pk=expired.pk).update(pairing_expires_at=timezone.now() - timedelta(seconds=1))
-        exhausted, _ = _issue()
-        Device.objects.filter(pk=exhausted.pk).update(pairing_attempts=5)
-        never_issued = DeviceFactory()
-
-        with pytest.raises(PairingCodeInvalid):
-            device_pair(code="222222", client_name="x")
-
-        attempts = dict(Device.objects.values_list("pk", "pairing_attempts"))
-        assert attempts == {first.pk: 1, second.pk: 1, expired.pk: 0, exhausted.pk: 5, never_issued.pk: 0}
-
-    def test_reissue_after_exhaustion_gives_a_working_code(self, settings):
-        """Staff recover from a burned code by issuing a new one."""
-        settings.PAIRING_CODE_MAX_ATTEMPTS = 1
+    def test_reissue_after_a_failed_redeem_gives_a_working_code(self):
+        """Staff recover from a lost or mistyped code by issuing a new one."""
         device, code = _issue()
         with pytest.raises(PairingCodeInvalid):
-            device_pair(code="ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY", client_name="x")
+            device_pair(code=_wrong_code(code), client_name="x")
         fresh = device_pairing_code_issue(device=device, actor=StaffUserFactory())
         paired, _ = device_pair(code=fresh, client_name="pc")
         assert paired.pk == device.pk
+
+
+def _post_pair(code, *, address="203.0.113.7", name="pc", **headers):
+    return APIClient().post(PAIR_URL, {"code": code, "name": name}, format="json", REMOTE_ADDR=address, **headers)
+
+
+@pytest.mark.django_db
+class TestPairRateLimit:
+    def test_five_anonymous_failures_disable_no_outstanding_code(self):
+        """Five wrong POSTs from anywhere leave every issued code redeemable (from another address)."""
+        devices_and_codes = [_issue() for _ in range(3)]
+        for _ in range(5):
+            assert _post_pair("222222").status_code == 400
+
+        for number, (device, code) in enumerate(devices_and_codes):
+            response = _post_pair(code, address=f"198.51.100.{number + 1}")
+            assert response.status_code == 201
+            assert response.json()["device_id"] == device.pk
+
+    def test_the_sixth_failure_of_an_address_in_ten_minutes_is_429_with_retry_after(self, settings):
+        """Five failed redeems per address per 10 minutes (the defaults); then 429 RATE_LIMITED with Retry-After,
+        even for the right code, which is then not looked at (and stays redeemable from elsewhere)."""
+        assert (settings.PAIRING_FAILURES_PER_ADDRESS, settings.PAIRING_FAILURE_WINDOW_MINUTES) == (5, 10)
+        device, code = _issue()
+        for _ in range(5):
+            assert _post_pair(_wrong_code(code)).status_code == 400
+
+        limited = _post_pair(code)
+
+        assert limited.status_code == 429
+        assert limited.json()["error"] == "RATE_LIMITED"
+        assert 0 < int(limited["Retry-After"]) <= 11 * 60
+        assert limited["Cache-Control"] == "no-store"
+        device.refresh_from_db()
+        assert device.status == Device.Status.PENDING
+        assert _post_pair(code, address="198.51.100.9").status_code == 201
+
+    def test_an_address_may_try_again_once_its_failures_leave_the_window(self, monkeypatch, settings):
+        """The window slides: once Retry-After has passed the address is allowed again."""
+        settings.PAIRING_CODE_TTL_MINUTES = 60
+        _, code = _issue()
+        for _ in range(5):
+            assert _post_pair(_wrong_code(code)).status_code == 400
+        limited = _post_pair(code)
+        assert limited.status_code == 429
+
+        retry_after = timedelta(seconds=int(limited["Retry-After"]))
+        now = timezone.now()
+        monkeypatch.setattr(timezone, "now", lambda: now + retry_after - timedelta(seconds=2))
+        assert _post_pair(code).status_code == 429
+        monkeypatch.setattr(timezone, "now", lambda: now + retry_after)
+        assert _post_pair(code).status_code == 201
+
+    def test_successes_are_not_counted_as_failures(self):
+        """Only failures count: an address that paired four devices can still make five mistakes."""
+        for _ in range(4):
+            _, code = _issue()
+            assert _post_pair(code).status_code == 201
+        for _ in range(5):
+            assert _post_pair("222222").status_code == 400
+        assert _post_pair("222222").status_code == 429
+
+    def test_malformed_requests_count_as_failures(self):
+        """A body that names no usable code is a failed redeem like any other (same 400, same count)."""
+        client = APIClient()
+        for _ in range(5):
+            response = client.post(PAIR_URL, "{code:", content_type="application/json", REMOTE_ADDR="203.0.113.7")
+            assert response.content == b'{"error":"PAIRING_CODE_INVALID"}'
+        assert _post_pair("222222").status_code == 429
+
+    def test_a_forwarded_for_header_does_not_make_a_new_address(self):
+        """Without a configured proxy (`API_NUM_PROXIES` 0) the peer address counts, not X-Forwarded-For."""
+        for number in range(5):
+            assert _post_pair("222222", HTTP_X_FORWARDED_FOR=f"192.0.2.{number}").status_code == 400
+        assert _post_pair("222222", HTTP_X_FORWARDED_FOR="192.0.2.200").status_code == 429
+
+    def test_an_ipv6_client_is_limited_by_its_64_prefix(self):
+        """Addresses of one IPv6 /64 (one customer line) share their failures."""
+        for number in range(5):
+            assert _post_pair("222222", address=f"2001:db8:1:2::{number + 1}").status_code == 400
+        assert _post_pair("222222", address="2001:db8:1:2:ffff::9").status_code == 429
+        assert _post_pair("222222", address="2001:db8:1:3::1").status_code == 400
+
+    def test_the_global_ceiling_limits_guesses_from_many_addresses(self, settings):
+        """Past `PAIRING_FAILURES_GLOBAL` failures in the window every address gets 429, a right code too."""
+        settings.PAIRING_FAILURES_GLOBAL = 12
+        _, code = _issue()
+        for number in range(12):
+            assert _post_pair("222222", address=f"198.51.100.{number + 1}").status_code == 400
+
+        limited = _post_pair(code, address="203.0.113.99")
+
+        assert limited.status_code == 429
+        assert limited.json()["error"] == "RATE_LIMITED"
+        assert int(limited["Retry-After"]) > 0
+
+
+@pytest.mark.django_db(transaction=True)
+class TestConcurrentFailures:
+    def test_concurrent_failures_of_one_address_never_exceed_the_limit(self):
+        """Twelve simultaneous wrong redeems from one address: exactly five are looked at (400), seven get 429."""
+        barrier = threading.Barrier(12)
+        results = {}
+
+        def guess():
+            barrier.wait(timeout=10)
+            return _post_pair("222222").status_code
+
+        threads = [_run_in_thread(guess, results, n) for n in range(12)]
+        for thread in threads:
+            thread.join(timeout=60)
+
+        assert sorted(results.values()) == [400] * 5 + [429] * 7
 
 
 @pytest.mark.django_db
@@ -329,16 +417,14 @@ class TestPairApi:
         assert device_authenticate(body["token"]) == device
 
     def test_every_failure_is_the_same_400_body_with_no_store(self, settings):
-        """Unknown, expired, used, exhausted and malformed requests are indistinguishable from outside."""
-        settings.PAIRING_CODE_MAX_ATTEMPTS = 100
+        """Unknown, expired, used and malformed requests are indistinguishable from outside."""
+        settings.PAIRING_FAILURES_PER_ADDRESS = 100
         client = APIClient()
 
         expired_device, expired = _issue()
         Device.objects.filter(pk=expired_device.pk).update(pairing_expires_at=timezone.now() - timedelta(seconds=1))
         _, used = _issue()
         client.post(PAIR_URL, {"code": used, "name": "pc"}, format="json")
-        exhausted_device, exhausted = _issue()
-        Device.objects.filter(pk=exhausted_device.pk).update(pairing_attempts=100)
         replaced_device, unknown = _issue()
         device_pairing_code_issue(device=replaced_device, actor=StaffUserFactory())  # nobody holds `unknown` now
 
@@ -346,7 +432,6 @@ class TestPairApi:
             "unknown": client.post(PAIR_URL, {"code": unknown, "name": "pc"}, format="json"),
             "expired": client.post(PAIR_URL, {"code": expired, "name": "pc"}, format="json"),
             "used": client.post(PAIR_URL, {"code": used, "name": "pc"}, format="json"),
-            "too_many_attempts": client.post(PAIR_URL, {"code": exhausted, "name": "pc"}, format="json"),
             "missing_name": client.post(PAIR_URL, {"code": unknown}, format="json"),
             "not_json": client.post(PAIR_URL, "{code:", content_type="application/json"),
             "wrong_media_type": client.post(PAIR_URL, "code=AAAAAA", content_type="text/plain"),

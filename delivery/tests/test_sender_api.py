@@ -176,7 +176,7 @@ class TestSendRequests:
         assert response.json() == {"error": "ROOM_NOT_FOUND"}
 
     def test_only_staff_may_request_sends(self, room):
-        """Anonymous → 401 (Basic challenge); a non-staff user → 403; a device token is not staff either."""
+        """Anonymous → 401; a non-staff user → 403; a device token is not staff either."""
         anonymous = APIClient()
         assert _request_send(anonymous, _body(room)).status_code == 401
         member = APIClient()
@@ -186,16 +186,44 @@ class TestSendRequests:
         assert _request_send(device_client, _body(room)).status_code == 401
         assert not SendJob.objects.exists()
 
-    def test_basic_authentication_works_for_scripts(self, room):
+    def test_basic_authentication_is_refused_without_hashing_the_password(self, room, monkeypatch):
+        """A staff password over HTTP Basic is not accepted, right or wrong, and no password hash is computed:
+        each check costs a full key-derivation, which let a few connections starve the upload workers."""
         user = StaffUserFactory(is_staff=True)
         user.set_password("s3cret-pass")
         user.save()
-        client = APIClient()
-        client.credentials(
-            HTTP_AUTHORIZATION="Basic " + base64.b64encode(f"{user.username}:s3cret-pass".encode()).decode()
+        hashed = []
+        monkeypatch.setattr(
+            "django.contrib.auth.hashers.check_password", lambda *args, **kwargs: hashed.append(args) or True
+        )
+        monkeypatch.setattr(type(user), "check_password", lambda self, raw: hashed.append(raw) or True)
+
+        for password in ("s3cret-pass", "wrong"):
+            client = APIClient()
+            client.credentials(
+                HTTP_AUTHORIZATION="Basic " + base64.b64encode(f"{user.username}:{password}".encode()).decode()
+            )
+            response = _request_send(client, _body(room), key=f"key-{password}")
+            assert response.status_code == 401
+            assert response.json()["error"] == "NOT_AUTHENTICATED"
+        assert hashed == []
+        assert not SendJob.objects.exists()
+
+    def test_a_staff_session_needs_the_csrf_token(self, room):
+        """The staff session is the way in, with Django's CSRF check like every form of the admin."""
+        user = StaffUserFactory(is_staff=True)
+        client = APIClient(enforce_csrf_checks=True)
+        client.force_login(user)
+
+        refused = _request_send(client, _body(room))
+        client.get("/admin/")  # the admin page sets the CSRF cookie
+        token = client.cookies["csrftoken"].value
+        accepted = client.post(
+            SEND_REQUESTS, _body(room), format="json", headers={"Idempotency-Key": "key-1", "X-CSRFToken": token}
         )
 
-        assert _request_send(client, _body(room)).status_code == 201
+        assert refused.status_code == 403
+        assert accepted.status_code == 201
 
 
 @pytest.mark.django_db
@@ -267,22 +295,29 @@ class TestSenderFlow:
 
         assert client.post(CLAIM, {}, format="json").status_code == 204
 
-    def test_another_device_gets_409_lease_not_held_on_every_job_call(self, staff_client, room, sender):
+    def test_another_devices_job_is_answered_exactly_like_a_missing_one(self, staff_client, room, sender):
+        """A job leased to another sender, or one this sender never claimed, is 404 SEND_JOB_NOT_FOUND on every
+        job call, byte for byte the answer for an id that does not exist: job ids cannot be probed."""
         job_id = _request_send(staff_client, _body(room)).json()["job"]["id"]
+        queued_id = _request_send(staff_client, _body(room, text="다른 안내"), key="key-2").json()["job"]["id"]
         sender[1].post(CLAIM, {}, format="json")
         _, other = _device_client(rooms=[room])
-        calls = [
-            lambda: other.post(_job_url(job_id, "heartbeat"), {}, format="json"),
-            lambda: other.post(_job_url(job_id, "progress"), {"state": "sending"}, format="json"),
-            lambda: other.post(_job_url(job_id, "result"), {"outcome": "sent"}, format="json"),
-            lambda: other.get(f"/api/v1/sender/jobs/{job_id}/items/1/content"),
-        ]
+        missing_id = queued_id + 1000
 
-        for call in calls:
-            response = call()
-            assert response.status_code == 409
-            assert response.json() == {"error": "LEASE_NOT_HELD"}
+        def calls(target_id):
+            return [
+                other.post(_job_url(target_id, "heartbeat"), {}, format="json"),
+                other.post(_job_url(target_id, "progress"), {"state": "sending"}, format="json"),
+                other.post(_job_url(target_id, "result"), {"outcome": "sent"}, format="json"),
+                other.get(f"/api/v1/sender/jobs/{target_id}/items/1/content"),
+            ]
+
+        for leased, never_claimed, missing in zip(calls(job_id), calls(queued_id), calls(missing_id), strict=True):
+            assert (leased.status_code, leased.content) == (404, b'{"error":"SEND_JOB_NOT_FOUND"}')
+            assert (never_claimed.status_code, never_claimed.content) == (leased.status_code, leased.content)
+            assert (missing.status_code, missing.content) == (leased.status_code, leased.content)
         assert SendJob.objects.get(pk=job_id).state == "claimed"
+        assert SendJob.objects.get(pk=queued_id).state == "queued"
 
     def test_a_lapsed_lease_is_not_held_any_more(self, staff_client, room, sender):
         """After the sweep the job is `unknown`; the former holder's report is a 409 and nobody can claim it."""

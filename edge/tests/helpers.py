@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from edge import simulator
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DROP_CONNECTION = "drop-connection"  # close the connection without handling the request
 ANSWER_LOST = "answer-lost"  # handle the request, then close the connection without answering
@@ -65,6 +67,43 @@ class CrashingSender:
         return self._around(lambda: self.inner.send_attachment(**kwargs))
 
 
+class KilledDuringSend:
+    """Wraps the real sender and 'kills the process' while its Nth send command is still running.
+
+    The simulator's tool is started on the client DB's simulated clock and left running (it lands its message when
+    it would have exited); `after_seconds` of simulated time pass; then the sender dies before the command returns.
+    """
+
+    def __init__(self, inner, *, db_path: Path, faults_path: Path, clock, nth: int = 1, after_seconds: float = 5.0):
+        self.inner, self.db_path, self.faults_path, self.clock = inner, db_path, faults_path, clock
+        self.nth, self.after_seconds, self.sends = nth, after_seconds, 0
+
+    def _around(self, call, *, room_key: str, kind: str, content: str):
+        self.sends += 1
+        if self.sends != self.nth:
+            return call()
+        faults = simulator.load_faults(str(self.faults_path))
+        simulator.fake_send(
+            self.db_path, room_key=room_key, kind=kind, content=content, faults=faults, leave_running=True
+        )
+        self.clock.sleep(self.after_seconds)
+        raise SimulatedCrash("killed while the send command was still running")
+
+    def send_text(self, **kwargs):
+        content = Path(kwargs["text_file"]).read_text(encoding="utf-8")
+        return self._around(
+            lambda: self.inner.send_text(**kwargs), room_key=kwargs["room_key"], kind="text", content=content
+        )
+
+    def send_attachment(self, **kwargs):
+        return self._around(
+            lambda: self.inner.send_attachment(**kwargs),
+            room_key=kwargs["room_key"],
+            kind=kwargs["kind"],
+            content=Path(kwargs["path"]).name,
+        )
+
+
 @dataclass
 class ScriptedResponse:
     status: int | str  # or DROP_CONNECTION
@@ -81,6 +120,7 @@ class FakeJob:
     state: str = "queued"
     attempt: int = 1
     holder: str | None = None  # token holding the lease
+    claimed_by: str | None = None  # token that claimed it last
     contents: dict[int, bytes] = field(default_factory=dict)
 
     def as_json(self) -> dict:
@@ -99,6 +139,10 @@ class FakeEdgeServer:
     def __init__(self, tokens: dict[str, str] | None = None):
         self.tokens = tokens if tokens is not None else {"upload-token": "uploader", "send-token": "sender"}
         self.pairing_codes: dict[str, dict] = {}
+        self.pending_tokens: dict[str, str] = {}  # new token -> the token it replaces at its first use
+        self.rotation_due: set[str] = set()  # tokens the server asks to rotate
+        self.token_expiry: dict[str, str] = {}
+        self.rotations = 0
         self.scripted: dict[str, list[ScriptedResponse]] = {}
         self.calls: list[tuple[str, str, dict]] = []
         self.batches: dict[str, dict] = {}
@@ -143,6 +187,13 @@ class FakeEdgeServer:
                 item.setdefault("content_url", f"/api/v1/sender/jobs/{job.id}/items/{item['index']}/content")
         self.jobs[job.id] = job
         return job
+
+    def give_to_another_device(self, job_id: int) -> None:
+        """The job went to another sender (staff re-queued it and another device claimed it)."""
+        with self._lock:
+            job = self.jobs[job_id]
+            job.holder = job.claimed_by = "another-sender-token"
+            job.state = "claimed"
 
     def take_lease_away(self, job_id: int) -> None:
         """What the server does when a lease lapses: the job becomes unknown and nobody holds it."""
@@ -206,9 +257,26 @@ class FakeEdgeServer:
             if code is None:
                 return 400, {"error": "PAIRING_CODE_INVALID"}
             return 201, code
+        if token in self.pending_tokens:  # like the server: a rotated token takes over at its first use
+            replaced = self.pending_tokens.pop(token)
+            self.tokens[token] = self.tokens.pop(replaced)
+            self.rotation_due.discard(replaced)
         role = self.tokens.get(token)
         if role is None:
             return 401, {"error": "DEVICE_TOKEN_INVALID"}
+        if path == "/api/v1/devices/token":
+            return 200, {
+                "device_id": 3,
+                "role": role,
+                "expires_at": self.token_expiry.get(token),
+                "rotation_due": token in self.rotation_due,
+            }
+        if path == "/api/v1/devices/token/rotate":
+            self.rotations += 1
+            self.pending_tokens = {new: old for new, old in self.pending_tokens.items() if old != token}
+            new_token = f"rotated-token-{self.rotations}"
+            self.pending_tokens[new_token] = token
+            return 200, {"token": new_token}
         if path == "/api/v1/devices/heartbeat":
             self.device_heartbeats.append(body)
             return 200, {"ok": True, "server_time": "2026-11-30T10:00:00+09:00"}
@@ -221,13 +289,14 @@ class FakeEdgeServer:
         if path == "/api/v1/sender/claim":
             for job in sorted(self.jobs.values(), key=lambda job: job.id):
                 if job.state == "queued":
-                    job.state, job.holder = "claimed", token
+                    job.state, job.holder, job.claimed_by = "claimed", token, token
                     return 200, {"job": job.as_json()}
             return 204, {}
         parts = path.strip("/").split("/")  # api v1 sender jobs {id} ...
         job = self.jobs.get(int(parts[4]))
-        if job is None:
-            return 404, {"error": "NOT_FOUND"}
+        if job is None or job.claimed_by != token:
+            # Like the server: another device's job is answered exactly like a missing one.
+            return 404, {"error": "SEND_JOB_NOT_FOUND"}
         if action_is_repeated_report(job, parts, body, self.results):
             return 200, job.as_json()
         if job.holder != token:

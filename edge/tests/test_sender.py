@@ -1,7 +1,8 @@
 """The sender against the fake server and the simulated client (the real fake send command, run as a process).
 
-The clock is fake: waits cost nothing, and delayed deliveries of the simulator are written when the fake time
-passes their due time (`delayed_delivery: on_poll`).
+The clock is the simulator's: simulated time kept in the client DB, shared with the fake send commands. Waits cost
+nothing, a slow send tool advances the clock by the time it takes, and delayed deliveries are written when the
+clock passes their due time.
 """
 
 import json
@@ -17,7 +18,14 @@ from edge.errors import ExitCode
 from edge.message_sender import CommandMessageSender
 from edge.sender import SEND_LOG_FILE, JobOutcome, SendJobRunner
 from edge.tests.conftest import OTHER_ROOM_KEY, ROOM_KEY, ROOM_NAME
-from edge.tests.helpers import ANSWER_LOST, CrashingSender, FakeClock, FakeJob, SimulatedCrash, simulator_command
+from edge.tests.helpers import (
+    ANSWER_LOST,
+    CrashingSender,
+    FakeJob,
+    KilledDuringSend,
+    SimulatedCrash,
+    simulator_command,
+)
 
 TEXT = "안녕하세요. 이번 달 단가는 30,000원입니다."
 
@@ -36,8 +44,8 @@ def faults_file(tmp_path):
 
 @pytest.fixture
 def sim_clock(client_db):
-    """Fake time; each sleep delivers the simulator's delayed messages that are due by then."""
-    return FakeClock(on_sleep=lambda now: simulator.deliver_due(client_db, now))
+    """Simulated time in the client DB; each sleep delivers the simulator's delayed messages due by then."""
+    return simulator.SimulatedClock(client_db)
 
 
 @pytest.fixture
@@ -350,6 +358,80 @@ def test_a_crash_with_a_late_photo_on_the_way_waits_out_the_grace_instead_of_res
     assert _send_count(client_db, "photo") == 1
 
 
+def test_a_slow_send_tool_is_waited_for_from_when_it_exits_not_when_it_started(
+    fake_server, client_db, make_runner, faults_file, sim_clock, state_dir
+):
+    """The tool takes 11 s (past the 10 s text wait) and its text lands 1.5 s after it exits: the wait starts at
+    the exit, the text is counted, nothing is resent and the room shows one copy."""
+    faults_file(slow={"text": {"1": 11}}, delay={"text": {"1": 1.5}})
+    fake_server.add_job(_job(1, _text(0)))
+    start = sim_clock.now()
+    make_runner().run_once()
+
+    report = fake_server.results[1]
+    assert report["outcome"] == "sent"
+    assert report["resent"] == {"texts": 0, "photos": 0, "files": 0}
+    assert _send_count(client_db, "text") == 1
+    assert len(_my_logs(client_db, "text")) == 1
+    assert 12.5 <= sim_clock.now() - start < 21
+    (record,) = [json.loads(line) for line in (state_dir / SEND_LOG_FILE).open(encoding="utf-8")]
+    assert record["sends"]["0"] == [start]
+
+
+def test_a_sender_killed_during_a_slow_send_waits_out_the_command_before_resending(
+    fake_server, client_db, make_runner, faults_file, sim_clock, tmp_path, send_config
+):
+    """Killed 5 s into a 12 s send and restarted 6 s later (past the text wait): the recorded start without an
+    end means the command may still run, so the restart waits command timeout + text wait; the tool's own text
+    lands at 12 s and is counted; one copy in the room."""
+    faults_file(slow={"text": {"1": 12}})
+    fake_server.add_job(_job(1, _text(0)))
+    start = sim_clock.now()
+    first = make_runner()
+    first.sender = KilledDuringSend(
+        first.sender, db_path=client_db, faults_path=tmp_path / "faults.json", clock=sim_clock, after_seconds=5
+    )
+    with pytest.raises(SimulatedCrash):
+        first.run_once()
+    sim_clock.advance(6)
+    assert len(_my_logs(client_db, "text")) == 0
+
+    result = make_runner().run_once()
+
+    assert result.outcomes == {1: JobOutcome.SENT}
+    assert fake_server.results[1]["resent"] == {"texts": 0, "photos": 0, "files": 0}
+    assert _send_count(client_db, "text") == 1
+    assert len(_my_logs(client_db, "text")) == 1
+    assert 12 <= sim_clock.now() - start < send_config.command_timeout_seconds + send_config.text_wait_seconds
+
+
+def test_a_command_that_never_ended_counts_as_missing_only_after_timeout_and_wait(
+    fake_server, client_db, make_runner, faults_file, sim_clock, tmp_path, send_config, state_dir
+):
+    """Killed during a send whose text never lands: after the restart the text is resent once, but only when
+    command timeout + text wait have passed since the recorded start."""
+    faults_file(drop={"text": [1]})
+    fake_server.add_job(_job(1, _text(0)))
+    start = sim_clock.now()
+    first = make_runner()
+    first.sender = KilledDuringSend(
+        first.sender, db_path=client_db, faults_path=tmp_path / "faults.json", clock=sim_clock, after_seconds=1
+    )
+    with pytest.raises(SimulatedCrash):
+        first.run_once()
+
+    make_runner().run_once()
+
+    assert fake_server.results[1]["outcome"] == "sent"
+    assert fake_server.results[1]["resent"]["texts"] == 1
+    assert _send_count(client_db, "text") == 2
+    assert len(_my_logs(client_db, "text")) == 1
+    (record,) = [json.loads(line) for line in (state_dir / SEND_LOG_FILE).open(encoding="utf-8")]
+    first_send, resend = record["sends"]["0"]
+    assert first_send == start
+    assert resend - start >= send_config.command_timeout_seconds + send_config.text_wait_seconds
+
+
 def test_a_job_whose_lease_was_lost_during_the_crash_is_not_touched(
     fake_server, client_db, make_runner, faults_file, state_dir
 ):
@@ -370,6 +452,27 @@ def test_a_job_whose_lease_was_lost_during_the_crash_is_not_touched(
     assert _send_count(client_db, "text") == 1
     (record,) = [json.loads(line) for line in (state_dir / SEND_LOG_FILE).open(encoding="utf-8")]
     assert record["outcome"] == "lease_lost"
+    assert not list((state_dir / "jobs").glob("job-*.json"))
+
+
+def test_a_job_given_to_another_device_during_the_crash_is_not_touched(
+    fake_server, client_db, make_runner, faults_file, state_dir
+):
+    """Staff re-queued the job and another sender claimed it: the server answers it as not found; the restart
+    closes it locally as a lost lease and sends nothing."""
+    faults_file(drop={"text": [1]})
+    fake_server.add_job(_job(1, _text(0)))
+    first = make_runner()
+    first.sender = CrashingSender(first.sender, crash_after=1)
+    with pytest.raises(SimulatedCrash):
+        first.run_once()
+    fake_server.give_to_another_device(1)
+
+    result = make_runner().run_once()
+
+    assert result.outcomes == {1: JobOutcome.LEASE_LOST}
+    assert 1 not in fake_server.results
+    assert _send_count(client_db, "text") == 1
     assert not list((state_dir / "jobs").glob("job-*.json"))
 
 

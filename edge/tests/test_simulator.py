@@ -112,3 +112,40 @@ def test_init_incoming_storm_and_show_from_the_command_line(tmp_path):
     assert _run("storm", "--db", db, "--room", "chat-1", "--count", "2").returncode == 0
     shown = _run("show", "--db", db).stdout.decode()
     assert shown.count("@봇 단가?") == 3
+
+
+def test_a_slow_send_on_the_simulated_clock_takes_its_time_there(client_db):
+    """On a simulated clock a slow tool advances the clock by the time it takes; its message lands at its exit
+    plus the delay; a tool left running lands its message on its own once the clock gets there."""
+    clock = simulator.SimulatedClock(client_db, start=1000.0)
+    faults = {"slow": {"text": {"1": 11, "2": 12}}, "delay": {"text": {"1": 1.5}}}
+
+    def send(content, **kwargs):
+        return simulator.fake_send(client_db, room_key=ROOM_KEY, kind="text", content=content, faults=faults, **kwargs)
+
+    assert send("느린 전송") == 0
+    assert clock.now() == 1011.0
+    assert _rows(client_db) == []
+    clock.sleep(1.5)
+    assert [row["message"] for row in _rows(client_db)] == ["느린 전송"]
+
+    assert send("아직 전송 중", leave_running=True) == 0
+    assert clock.now() == 1012.5
+    clock.sleep(11.9)
+    assert len(_rows(client_db)) == 1
+    clock.sleep(0.1)
+    assert [row["message"] for row in _rows(client_db)][-1] == "아직 전송 중"
+
+    assert send("빠른 전송") == 0
+    assert clock.now() == 1024.5
+    assert [row["message"] for row in _rows(client_db)][-1] == "빠른 전송"
+
+
+def test_a_slow_send_on_the_wall_clock_really_waits(client_db, monkeypatch):
+    """Without a simulated clock the slow tool sleeps before it exits (what the demo and real runs see)."""
+    slept = []
+    monkeypatch.setattr(simulator.time, "sleep", slept.append)
+    faults = {"slow": {"text": {"1": 12}}}
+    assert simulator.fake_send(client_db, room_key=ROOM_KEY, kind="text", content="네", faults=faults) == 0
+    assert slept == [12.0]
+    assert [row["message"] for row in _rows(client_db)] == ["네"]

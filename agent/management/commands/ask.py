@@ -2,22 +2,23 @@
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.llm.base import LlmError, provider_get
 from agent.pipeline import QuestionContext, answer_compose
+from config.commands import ProjectCommand
 from conversations.models import Room
 from vendors.selectors import room_name_resolve, vendor_get_by_code
 
 
-class Command(BaseCommand):
-    help = "Answer a question as the agent would in the named room (dry run: nothing is sent)."
+class Command(ProjectCommand):
+    help = "지정한 방에서 에이전트가 할 답을 만들어 보여 줍니다 (시험 실행: 저장·발송하지 않음)."
 
     def add_arguments(self, parser):
-        parser.add_argument("question")
-        parser.add_argument("--room", required=True, help='The room name as shown, e.g. "(1001) 대한물산".')
-        parser.add_argument("--internal", action="store_true", help="Treat the room as internal (staff only).")
-        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+        parser.add_argument("question", help="질문")
+        parser.add_argument("--room", required=True, help='보이는 그대로의 방 이름, 예: "(1001) 대한물산"')
+        parser.add_argument("--internal", action="store_true", help="내부 방(직원 전용)으로 취급")
+        parser.add_argument("--json", action="store_true", help="JSON 객체 하나로 출력")
 
     def handle(self, *args, **options):
         question, room = options["question"], options["room"]

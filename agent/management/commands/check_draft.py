@@ -8,14 +8,15 @@ import json
 import sys
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.verification import VerificationResult, VerificationSettings, verify_draft
+from config.commands import ProjectCommand
 
 LIST_FIELDS = ("evidence", "known_brands", "counterpart", "other_vendors", "confirmed_actions")
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "초안 하나(표준 입력의 JSON) 또는 여러 개(--batch, 한 줄에 하나)를 근거와 대조해 "
         "위반과 보낼 수 있는 글을 보여 줍니다."

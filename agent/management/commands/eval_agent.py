@@ -2,18 +2,22 @@
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.evaluation import EvaluationFileInvalid, evaluate, evaluation_cases_read
 from agent.llm.base import LlmError, provider_get
+from config.commands import ProjectCommand
 
 
-class Command(BaseCommand):
-    help = "Evaluate the agent on a JSON Lines file of {room, question, expect}; exits 1 if anything unsafe gets out."
+class Command(ProjectCommand):
+    help = (
+        "JSON Lines 평가 파일({room, question, expect})로 에이전트를 평가합니다. "
+        "안전하지 않은 답이 하나라도 나가면 종료 코드 1."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("file")
-        parser.add_argument("--json", action="store_true", help="Print the summary and each case as JSON.")
+        parser.add_argument("file", help="평가 사례 JSON Lines 파일")
+        parser.add_argument("--json", action="store_true", help="요약과 사례별 결과를 JSON으로 출력")
 
     def handle(self, *args, **options):
         try:

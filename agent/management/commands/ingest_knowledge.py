@@ -2,15 +2,16 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.knowledge.hub import KnowledgeHubError, document_text_decode, document_title, hub_document_ingest
 from agent.models import KnowledgeDocument, KnowledgeWorkspace
+from config.commands import ProjectCommand
 
 SUPPORTED_SUFFIXES = {".txt", ".md", ".markdown"}
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "텍스트·마크다운 파일을 지식 허브 워크스페이스에 반영합니다. 같은 내용은 한 번만 저장됩니다."
 
     def add_arguments(self, parser):

@@ -3,13 +3,14 @@
 import json
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.verification import parse_quantities
 from agent.verification.engine import format_quantity
+from config.commands import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "글에서 금액·비율·퍼센트포인트를 찾아 정규화한 값을 보여 줍니다 (텍스트를 주지 않으면 표준 입력)."
     requires_system_checks = []  # pure text processing: no database, no other app
     stealth_options = ("stdin",)

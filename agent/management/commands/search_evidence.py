@@ -2,19 +2,20 @@
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.knowledge.evidence import evidence_for
+from config.commands import ProjectCommand
 from vendors.selectors import vendor_get_by_code
 
 SOURCE_LABELS = {"record": "거래처 기록", "faq": "FAQ", "hub": "지식 허브"}
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "벤더 한 곳의 질문에 대해 에이전트가 받을 근거(기록·FAQ·지식 허브, 마스킹 적용)를 보여 줍니다."
 
     def add_arguments(self, parser):
-        parser.add_argument("question")
+        parser.add_argument("question", help="질문")
         parser.add_argument("--vendor", required=True, help="벤더 코드")
         parser.add_argument("--json", action="store_true", help="JSON으로 출력")
 

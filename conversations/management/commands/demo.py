@@ -1,10 +1,9 @@
-from django.core.management.base import BaseCommand
-
+from config.commands import ProjectCommand
 from demo.scenario import run
 
 
-class Command(BaseCommand):
-    help = "Load the demo dataset and replay a sample conversation through the real edge programs and APIs."
+class Command(ProjectCommand):
+    help = "데모 데이터를 적재하고, 실제 엣지 프로그램과 API로 예시 대화를 재생합니다."
 
     def handle(self, *args, **options):
         run(self.stdout)

@@ -1,12 +1,13 @@
 import json
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import ProjectCommand
 from vendors.selectors import room_name_resolve
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "방 이름이 어느 벤더를 가리키는지 판정합니다 (DB에 쓰지 않음)."
 
     def add_arguments(self, parser):

@@ -1,0 +1,122 @@
+"""Writes of a question's status: the state machine, and the one service every status change goes through.
+
+A question is created `accepted` (a matched room: the agent will answer it) or `blocked` (no answer is attempted).
+`accepted → running` when a run claims it; `running → answered | held | blocked | no_evidence | failed` when the run
+ends; `running → accepted` when a run lets go of it (a transient error, or a lease that lapsed because its worker
+died) so that another run can take it; `accepted → failed` when no attempt is left. Terminal statuses never change.
+
+Every change is a compare-and-set on the status the caller read, checked against `ALLOWED_TRANSITIONS`, with an
+audit row (`question.<status>`) in the same transaction. The liveness markers are written here too: the *accepted*
+marker when an accepted question is created, the *result* marker when a question reaches a terminal status — so
+each is written exactly once per question. Nothing else writes `Question.status`.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from conversations.models import Question
+from monitoring.models import AuditEvent
+from monitoring.services import audit_record, marker_accepted_write, marker_result_write
+
+Status = Question.Status
+
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    # To failed without a run: every attempt is used up.
+    Status.ACCEPTED: frozenset({Status.RUNNING, Status.FAILED}),
+    # Back to accepted: the run let go of the question and another run may take it.
+    Status.RUNNING: frozenset(
+        {Status.ACCEPTED, Status.ANSWERED, Status.HELD, Status.BLOCKED, Status.NO_EVIDENCE, Status.FAILED}
+    ),
+    Status.ANSWERED: frozenset(),
+    Status.HELD: frozenset(),
+    Status.BLOCKED: frozenset(),
+    Status.NO_EVIDENCE: frozenset(),
+    Status.FAILED: frozenset(),
+}
+INITIAL_STATUSES = (Status.ACCEPTED, Status.BLOCKED)
+REASON_MAX_LENGTH = Question._meta.get_field("outcome_reason").max_length
+
+
+class QuestionStateConflict(Exception):
+    """The question's status does not allow the requested change (or changed since the caller read it)."""
+
+    def __init__(self, question: Question, to_status: str):
+        super().__init__(f"Question {question.pk} cannot move from {question.status} to {to_status}.")
+        self.question = question
+        self.to_status = to_status
+
+
+def question_create(*, message, room, vendor, text: str, status: str = Status.ACCEPTED, reason: str = "") -> Question:
+    """Create the question of a tagged message, `accepted` or `blocked`, with its audit row and liveness marker."""
+    if status not in INITIAL_STATUSES:
+        raise ValueError(f"A question starts accepted or blocked, not {status!r}.")
+    with transaction.atomic():
+        question = Question.objects.create(
+            message=message,
+            room=room,
+            vendor=vendor,
+            text=text,
+            status=status,
+            outcome_reason=reason[:REASON_MAX_LENGTH],
+        )
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.SYSTEM,
+            actor_id="ingest",
+            action=f"question.{status}",
+            target=question,
+            data={"from": None, "to": status, "reason": reason},
+        )
+        if status == Status.ACCEPTED:
+            marker_accepted_write(question=question)
+        else:
+            marker_result_write(question=question, outcome=status)
+    return question
+
+
+def question_get_locked(question_id: int, *, skip_locked: bool = False) -> Question | None:
+    """The question, its row locked for a status change in the caller's transaction; None when it is gone (or
+    locked by another transaction, with `skip_locked`)."""
+    return (
+        Question.objects.select_for_update(of=("self",), skip_locked=skip_locked)
+        .select_related("room", "vendor", "message")
+        .filter(pk=question_id)
+        .first()
+    )
+
+
+def question_transition(
+    question: Question, *, to: str, actor: str, reason: str | None = None, data: dict | None = None
+) -> Question:
+    """Move `question` from the status it was read with to `to`: compare-and-set, audit row, result marker.
+
+    `actor` names the system component that acts (`"agent"`, `"sweep"`). `reason` (when given) becomes the
+    question's `outcome_reason`. Raises `QuestionStateConflict` when the move is not allowed or the status changed
+    since `question` was read.
+    """
+    from_status = question.status
+    if to not in ALLOWED_TRANSITIONS[from_status]:
+        raise QuestionStateConflict(question, to)
+    fields = {"status": to, "updated_at": timezone.now()}
+    if reason is not None:
+        fields["outcome_reason"] = reason[:REASON_MAX_LENGTH]
+    with transaction.atomic():
+        if not Question.objects.filter(pk=question.pk, status=from_status).update(**fields):
+            raise QuestionStateConflict(question, to)
+        for name, value in fields.items():
+            setattr(question, name, value)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.SYSTEM,
+            actor_id=actor,
+            action=f"question.{to}",
+            target=question,
+            data={"from": from_status, "to": to, **({"reason": reason} if reason else {}), **(data or {})},
+        )
+        if to in Question.TERMINAL_STATUSES:
+            marker_result_write(question=question, outcome=to)
+    return question
+
+
+def question_touch(question_id: int, *, status: str, now=None) -> bool:
+    """Refresh `updated_at` of a question still in `status` (no status change, no audit row): the sweep marks an
+    accepted question it dispatched again, so the next sweep does not dispatch it once more while it waits."""
+    return bool(Question.objects.filter(pk=question_id, status=status).update(updated_at=now or timezone.now()))
