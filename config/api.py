@@ -1,7 +1,29 @@
-"""API plumbing shared by every app: one error body shape for the edge clients."""
+"""API plumbing shared by every app: one JSON error body for everything under /api/.
 
-from rest_framework.exceptions import Throttled
+Every 4xx/5xx under `/api/` is `{"error": "<CODE>", ...}`: DRF's own errors through `exception_handler`, and the
+errors Django answers before or after a view (unknown paths, unhandled exceptions, bad requests) through the
+`handler*` views below. Other paths (the admin) keep Django's normal pages. The OpenAPI schema documents the
+body as every operation's `default` response.
+"""
+
+from django.http import JsonResponse
+from django.views import defaults
+from rest_framework.exceptions import ParseError, Throttled
+from rest_framework.parsers import JSONParser
 from rest_framework.views import exception_handler as drf_exception_handler
+
+API_PREFIX = "/api/"
+_HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+ERROR_BODY_SCHEMA = {
+    "type": "object",
+    "description": "Every error under /api/ carries a machine-readable `error` code; some add details.",
+    "properties": {
+        "error": {"type": "string", "description": "e.g. NOT_FOUND, INVALID_BATCH, RATE_LIMITED, INTERNAL_ERROR"},
+        "detail": {"description": "A human-readable explanation or the invalid fields, when there is one."},
+    },
+    "required": ["error"],
+}
 
 
 def exception_handler(exc, context):
@@ -13,8 +35,71 @@ def exception_handler(exc, context):
         response.data = {"error": "RATE_LIMITED", "retry_after": exc.wait}
         return response
     detail = response.data
-    code = getattr(exc, "default_code", "error")
     if isinstance(detail, dict) and "error" in detail:
         return response
+    if isinstance(detail, dict) and set(detail) == {"detail"}:
+        detail = detail["detail"]  # DRF's {"detail": "..."} for errors that are not field validation
+    code = getattr(exc, "default_code", "error")
     response.data = {"error": str(code).upper(), "detail": detail}
     return response
+
+
+class SafeJSONParser(JSONParser):
+    """DRF's JSON parser, with nesting too deep for Python's decoder answered as a parse error instead of a 500."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            raise ParseError("JSON parse error - nested too deeply") from exc
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith(API_PREFIX)
+
+
+def _error(code: str, status: int) -> JsonResponse:
+    return JsonResponse({"error": code}, status=status)
+
+
+def bad_request(request, exception, template_name=defaults.ERROR_400_TEMPLATE_NAME):
+    if _is_api(request):
+        return _error("BAD_REQUEST", 400)
+    return defaults.bad_request(request, exception, template_name)
+
+
+def permission_denied(request, exception, template_name=defaults.ERROR_403_TEMPLATE_NAME):
+    if _is_api(request):
+        return _error("PERMISSION_DENIED", 403)
+    return defaults.permission_denied(request, exception, template_name)
+
+
+def not_found(request, exception, template_name=defaults.ERROR_404_TEMPLATE_NAME):
+    if _is_api(request):
+        return _error("NOT_FOUND", 404)
+    return defaults.page_not_found(request, exception, template_name)
+
+
+def server_error(request, template_name=defaults.ERROR_500_TEMPLATE_NAME):
+    # Django has logged the exception already; the body names no exception, path or host.
+    if _is_api(request):
+        return _error("INTERNAL_ERROR", 500)
+    return defaults.server_error(request, template_name)
+
+
+def schema_document_error_body(result, generator, request, public):
+    """drf-spectacular postprocessing hook: every operation's `default` response is the error body."""
+    result.setdefault("components", {}).setdefault("schemas", {})["ErrorBody"] = ERROR_BODY_SCHEMA
+    reference = {"$ref": "#/components/schemas/ErrorBody"}
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in _HTTP_METHODS:
+                continue
+            operation.setdefault("responses", {}).setdefault(
+                "default",
+                {
+                    "description": "Any other error: the JSON error body.",
+                    "content": {"application/json": {"schema": reference}},
+                },
+            )
+    return result

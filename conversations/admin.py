@@ -1,9 +1,12 @@
+import json
+
 from django.contrib import admin, messages
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 
 from config.admin import ReadOnlyAdmin
-from conversations.models import Message, Question, Room, UploadBatch
+from conversations.models import Message, QuarantinedMessage, Question, Room, UploadBatch
 from conversations.services import room_kind_set
+from conversations.storable import storable_json
 from vendors.admin_actions import rooms_re_resolve
 
 
@@ -87,9 +90,49 @@ class UploadBatchAdmin(ReadOnlyAdmin):
         "resend_count",
         "duplicate_count",
         "question_count",
+        "rejected_count",
+        "cleaned_count",
     )
     list_filter = ("device",)
     search_fields = ("batch_id",)
+
+
+@admin.register(QuarantinedMessage)
+class QuarantinedMessageAdmin(ReadOnlyAdmin):
+    """Messages refused one by one at upload while their batch was stored: what came, from where, and why."""
+
+    list_display = ("received_at", "device", "room_or_key", "batch", "index", "reason", "first_error")
+    list_filter = ("reason", "device")
+    search_fields = ("room_key", "room__name", "batch__batch_id", "raw")
+    list_select_related = ("device", "room", "batch")
+    fields = ("received_at", "device", "batch", "index", "room", "room_key", "reason", "errors_list", "raw_pretty")
+    readonly_fields = fields
+
+    @admin.display(description="대화방")
+    def room_or_key(self, quarantined):
+        return quarantined.room or quarantined.room_key[:60] or "-"
+
+    @admin.display(description="오류")
+    def first_error(self, quarantined):
+        if not quarantined.errors:
+            return "-"
+        error = quarantined.errors[0]
+        return f"{error['field'] or '메시지'}: {error['message']}"[:120]
+
+    @admin.display(description="오류 (전체)")
+    def errors_list(self, quarantined):
+        return format_html_join(
+            "", "<div><code>{}</code> {}</div>", ((e["field"] or "메시지", e["message"]) for e in quarantined.errors)
+        )
+
+    @admin.display(description="받은 그대로 (JSON)")
+    def raw_pretty(self, quarantined):
+        # Re-indented; NUL and lone surrogates stay visible as \u escapes.
+        try:
+            text = storable_json(json.loads(quarantined.raw), indent=1)
+        except (ValueError, RecursionError):
+            text = quarantined.raw
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", text[:50_000])
 
 
 @admin.register(Question)

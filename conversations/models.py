@@ -58,6 +58,8 @@ class UploadBatch(models.Model):
     resend_count = models.PositiveIntegerField(default=0)
     duplicate_count = models.PositiveIntegerField(default=0)
     question_count = models.PositiveIntegerField(default=0)
+    rejected_count = models.PositiveIntegerField("격리 수", default=0)
+    cleaned_count = models.PositiveIntegerField("정리 후 저장 수", default=0)
 
     class Meta:
         ordering = ["-received_at"]
@@ -84,6 +86,9 @@ class Message(models.Model):
     photo_count = models.PositiveIntegerField("사진 수", default=0)
     file_count = models.PositiveIntegerField("파일 수", default=0)
     is_tagged = models.BooleanField("봇 태그", default=False)
+    # Characters the database cannot hold, taken out of a field before storing, counted per field and kind:
+    # {"text": {"nul": 2}} (NUL removed), {"sender_name": {"surrogate": 1}} (lone surrogate → U+FFFD).
+    cleaning = models.JSONField("저장 전 정리", default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -104,18 +109,64 @@ class Message(models.Model):
 
 
 class ResendWindowEntry(models.Model):
-    """Database fallback of the resend window (Redis holds it when configured)."""
+    """The resend window in the database: the whole window without Redis; with Redis, the last-seen time of keys
+    whose window slid past their stored copy, so a Redis restart can be recovered from (written in the ingest
+    transaction, read only while Redis may have forgotten keys)."""
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="+")
     key_hash = models.CharField(max_length=64)
     last_seen_at = models.DateTimeField()
-    batch_id = models.CharField(max_length=100)
+    # "<device id>:<batch id>" of the upload that stored the key: a batch id is unique per device only.
+    owner = models.CharField(max_length=130)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["room", "key_hash"], name="resend_window_unique_key")]
+        indexes = [models.Index(fields=["updated_at"], name="resend_window_updated")]
 
     def __str__(self):
         return f"{self.room_id}:{self.key_hash[:8]}"
+
+
+class QuarantinedMessage(models.Model):
+    """An uploaded message refused on its own while the rest of its batch was stored: the fields exactly as
+    received (as JSON text the database can hold) and why, for staff to look at."""
+
+    class Reason(models.TextChoices):
+        INVALID = "invalid", "형식 오류"
+        UNSTORABLE_IDENTIFIER = "unstorable_identifier", "저장할 수 없는 식별자"
+        TIME_OUT_OF_RANGE = "time_out_of_range", "허용 범위 밖의 시각"
+
+    batch = models.ForeignKey(
+        UploadBatch, verbose_name="업로드 배치", on_delete=models.PROTECT, related_name="quarantined_messages"
+    )
+    device = models.ForeignKey("delivery.Device", verbose_name="기기", on_delete=models.PROTECT, related_name="+")
+    room = models.ForeignKey(
+        Room,
+        verbose_name="대화방",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="quarantined_messages",
+    )
+    room_key = models.TextField("받은 방 키", blank=True)
+    index = models.PositiveIntegerField("배치 안 순번")
+    reason = models.CharField("사유", max_length=32, choices=Reason.choices)
+    errors = models.JSONField("오류", default=list, blank=True)
+    # JSON text, not jsonb: jsonb cannot hold NUL either. NUL and lone surrogates stay as \u escapes.
+    raw = models.TextField("받은 그대로 (JSON)")
+    received_at = models.DateTimeField("받은 시각", auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at", "batch_id", "index"]
+        verbose_name = "격리된 메시지"
+        verbose_name_plural = "격리된 메시지"
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "index"], name="quarantined_message_unique_index_per_batch")
+        ]
+
+    def __str__(self):
+        return f"{self.batch_id}#{self.index} {self.reason}"
 
 
 class Question(models.Model):

@@ -1,5 +1,6 @@
-"""`python -m edge pair|upload|send|rotate-token`: the command line of the edge programs. Exit codes:
-edge.errors.ExitCode."""
+"""`python -m edge pair|upload|send|rotate-token|replay-dead-letters`: the command line of the edge programs.
+
+Exit codes: edge.errors.ExitCode."""
 
 import argparse
 import logging
@@ -16,6 +17,7 @@ from edge.clock import Clock, SystemClock
 from edge.config import EdgeConfig, load_config, require
 from edge.errors import ClientDbError, ConfigError, EdgeError, ExitCode
 from edge.message_sender import CommandMessageSender
+from edge.replay import dead_letters_replay
 from edge.sender import JOBS_DIR, SendJobRunner
 from edge.statefiles import RunLock, atomic_write_json, ensure_private_dir, read_json, remove_stale_temp_files
 from edge.token_rotation import TokenRotator
@@ -53,6 +55,8 @@ def main(argv: list[str] | None = None, *, clock: Clock | None = None, environ=N
             return _pair(config, code=args.code, name=args.name, force=args.force)
         if args.command == "rotate-token":
             return _rotate_token(config, clock=clock)
+        if args.command == "replay-dead-letters":
+            return _replay_dead_letters(config)
         return _run_program(args.command, config, loop_seconds=args.loop, clock=clock)
     except EdgeError as exc:
         logger.error("%s", exc)
@@ -70,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m edge",
         description="Vendor CS Agent edge programs: pair this machine, upload chats, send replies.",
         epilog="Exit codes: 0 ok, 2 config, 3 auth refused, 4 server unavailable (retry later), 5 partial "
-        "(dead letters or a job not confirmed sent), 6 local state / client DB, 7 unexpected server answer, "
+        "(dead letters, messages refused by the server or a job not confirmed sent), 6 local state / client DB, "
+        "7 unexpected server answer, "
         "8 already running.",
     )
     parser.add_argument("--version", action="version", version=f"vcs-edge {__version__}")
@@ -94,6 +99,15 @@ def _parser() -> argparse.ArgumentParser:
         mode = program.add_mutually_exclusive_group()
         mode.add_argument("--once", action="store_true", help="one pass, then exit (default)")
         mode.add_argument("--loop", type=float, metavar="SECONDS", help="repeat every SECONDS until stopped")
+
+    commands.add_parser(
+        "replay-dead-letters",
+        help="dead-letters.jsonl에 보관된(서버가 거부한) 업로드 배치를 다시 보냅니다",
+        description="업로더가 dead-letters.jsonl에 보관한 배치를 서버로 다시 보냅니다. 배치 ID가 같으므로 여러 번 "
+        "실행해도 한 번만 저장됩니다. 너무 큰 배치는 upload.batch_size / upload.max_batch_bytes에 맞게 나눠 "
+        "보냅니다. 파일은 그대로 둡니다. 종료 코드: 0 모두 저장, 5 아직 거부된 배치나 서버가 격리한 메시지가 "
+        "있음, 4 서버 연결 불가(나중에 다시 실행), 3 토큰 거부.",
+    )
     return parser
 
 
@@ -232,6 +246,32 @@ def _run_program(command: str, config: EdgeConfig, *, loop_seconds: float | None
         return _loop(run_once, interval=loop_seconds, clock=clock)
 
 
+def _replay_dead_letters(config: EdgeConfig) -> int:
+    credentials = load_credentials(config)
+    state_dir = ensure_private_dir(config.state_dir)
+    # No run lock: an uploader running in --loop holds it for good, and replaying beside it is safe (the server
+    # stores a batch id once; the uploader only appends whole lines to the file read here).
+    with EdgeApi(server_url=credentials.server_url, token=credentials.token, timeouts=_timeouts(config)) as api:
+        result = dead_letters_replay(api=api, state_dir=state_dir, config=config.upload)
+    counts = result.server_counts
+    logger.info(
+        "replay-dead-letters: %d dead-lettered batches; %d posted (%d answered from an earlier replay), "
+        "%d messages: stored %d, duplicates %d, resends dropped %d, refused by the server %d; "
+        "%d batches refused again, %d damaged lines",
+        result.records,
+        result.batches_posted,
+        result.batches_replayed,
+        result.messages_sent,
+        counts.get("stored", 0),
+        counts.get("duplicates", 0),
+        counts.get("dropped_resends", 0),
+        counts.get("rejected", 0),
+        result.batches_refused,
+        result.damaged_lines,
+    )
+    return result.exit_code
+
+
 def _with_token_rotation(
     run_once: Callable[[], tuple[int, float | None]], rotator: TokenRotator
 ) -> Callable[[], tuple[int, float | None]]:
@@ -246,9 +286,11 @@ def _upload_pass(uploader: Uploader) -> Callable[[], tuple[int, float | None]]:
     def run_once() -> tuple[int, float | None]:
         result = uploader.run_once()
         logger.info(
-            "upload: %d batches (%d messages) uploaded, %d dead-lettered, checkpoint at log %d",
+            "upload: %d batches (%d messages) uploaded, %d messages refused by the server, %d batches "
+            "dead-lettered, checkpoint at log %d",
             result.batches_uploaded,
             result.messages_uploaded,
+            result.messages_rejected,
             result.batches_dead_lettered,
             result.last_log_id,
         )

@@ -3,6 +3,8 @@
 - The checkpoint (the last uploaded `log_id`) moves only after a 2xx, and is written atomically.
 - Before a batch is posted its range is recorded as pending, so after any failure the next run posts exactly the
   same messages under exactly the same `batch_id` (device + range), which the server answers from its first result.
+- 200 with `rejections`: the server stored the batch but refused some messages one by one (it keeps them in its
+  quarantine for staff); they are logged, the checkpoint moves on and the run reports something set aside.
 - 413/422: the batch can never succeed; it is appended to dead-letters.jsonl (fsynced) and the checkpoint moves past.
 - 5xx, 429 and network errors: stop, keep the checkpoint, try again next run (not before `Retry-After`).
 """
@@ -64,6 +66,7 @@ class UploadRunResult:
     batches_uploaded: int = 0
     messages_uploaded: int = 0
     batches_dead_lettered: int = 0
+    messages_rejected: int = 0  # refused one by one by the server (kept in its quarantine), batch stored
     stopped_by: str = ""  # why the run stopped before catching up ("" when it caught up or hit its batch limit)
     retry_after: float | None = None
     last_log_id: int = 0
@@ -73,7 +76,7 @@ class UploadRunResult:
     def exit_code(self) -> ExitCode:
         if self.stopped_by:
             return ExitCode.UNAVAILABLE
-        return ExitCode.PARTIAL if self.batches_dead_lettered else ExitCode.OK
+        return ExitCode.PARTIAL if self.batches_dead_lettered or self.messages_rejected else ExitCode.OK
 
 
 def device_label(name: str, device_id: int | None = None) -> str:
@@ -173,18 +176,8 @@ class Uploader:
         self._advance(state, upto)
         result.batches_uploaded += 1
         result.messages_uploaded += len(messages)
-        for key in ("received", "stored", "dropped_resends", "duplicates", "questions"):
-            result.server_counts[key] = result.server_counts.get(key, 0) + int(counts.get(key) or 0)
-        logger.info(
-            "batch %s: %d sent, stored %s, resends dropped %s, duplicates %s, questions %s%s",
-            batch_id,
-            len(messages),
-            counts.get("stored"),
-            counts.get("dropped_resends"),
-            counts.get("duplicates"),
-            counts.get("questions"),
-            " (replayed)" if counts.get("replayed") else "",
-        )
+        add_server_counts(result.server_counts, counts)
+        result.messages_rejected += log_upload_answer(batch_id, messages, counts)
         return True
 
     def _advance(self, state: CheckpointState, upto: int) -> None:
@@ -224,6 +217,43 @@ class Uploader:
             DEAD_LETTER_FILE,
             _limits_hint(exc.body),
         )
+
+
+SERVER_COUNTS = ("received", "stored", "dropped_resends", "duplicates", "rejected", "cleaned", "questions")
+
+
+def add_server_counts(totals: dict, counts: dict) -> None:
+    for key in SERVER_COUNTS:
+        totals[key] = totals.get(key, 0) + int(counts.get(key) or 0)
+
+
+def log_upload_answer(batch_id: str, messages: list[dict], counts: dict) -> int:
+    """Log a 2xx answer to an upload, each message the server refused included. Returns how many it refused."""
+    logger.info(
+        "batch %s: %d sent, stored %s, resends dropped %s, duplicates %s, refused %s, questions %s%s",
+        batch_id,
+        len(messages),
+        counts.get("stored"),
+        counts.get("dropped_resends"),
+        counts.get("duplicates"),
+        counts.get("rejected", 0),
+        counts.get("questions"),
+        " (replayed)" if counts.get("replayed") else "",
+    )
+    rejections = counts.get("rejections") or []
+    for rejection in rejections:
+        index = rejection.get("index")
+        message = messages[index] if isinstance(index, int) and 0 <= index < len(messages) else {}
+        errors = "; ".join(f"{e.get('field')}: {e.get('message')}" for e in rejection.get("errors") or [])
+        logger.warning(
+            "batch %s: message %s (%s) refused by the server (%s: %s); kept in its quarantine for staff",
+            batch_id,
+            index,
+            message.get("client_message_id", "?"),
+            rejection.get("reason"),
+            errors,
+        )
+    return len(rejections)
 
 
 def _limits_hint(body: dict) -> str:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.response import Response
 
 from conversations.api.views import UploadApi
-from conversations.models import Message, UploadBatch
+from conversations.models import Message, QuarantinedMessage, UploadBatch
 from conversations.tests.factories import RoomFactory
 from delivery.models import Device, SendJob
 from delivery.services import send_jobs_expire_leases, send_request_submit
@@ -100,8 +100,9 @@ def _server_ids():
 def test_uploads_survive_a_sequence_of_faults_with_nothing_lost_and_nothing_stored_twice(
     edge_env, client_db, state_dir, monkeypatch
 ):
-    """5xx, a server crash, a stored-but-unanswered batch, 429, a real 422 and a resend storm, one after the
-    other: every valid message is stored exactly once, resends are dropped, the bad batch is dead-lettered."""
+    """5xx, a server crash, a stored-but-unanswered batch, 429, a message the server refuses and a resend storm,
+    one after the other: every valid message is stored exactly once, resends are dropped, the bad message is
+    quarantined on the server."""
     _, token = active_device(role=Device.Role.UPLOADER)
     env = {**edge_env, "VCS_EDGE_TOKEN": token, "VCS_EDGE_BATCH_SIZE": "2"}
     faults = UploadFaults(monkeypatch)
@@ -133,7 +134,8 @@ def test_uploads_survive_a_sequence_of_faults_with_nothing_lost_and_nothing_stor
     assert _server_ids() == _client_ids(client_db)
     assert Message.objects.count() == 6
 
-    # A batch the server refuses for real (an unread count past its limit) is set aside; the rest goes on.
+    # A message the server refuses (an unread count past its limit) is refused alone: its batch neighbour is
+    # stored, the refused one is kept in the quarantine, nothing is dead-lettered, the run reports it set aside.
     bad = simulator.append_message(
         client_db, room_key=ROOM_KEY, sender="김대리", text="이상한 행", unread_count=200_000
     )
@@ -142,14 +144,44 @@ def test_uploads_survive_a_sequence_of_faults_with_nothing_lost_and_nothing_stor
     simulator.resend_storm(client_db, room_key=ROOM_KEY, count=3)
     assert main(["upload"], environ=env, clock=clock) == ExitCode.PARTIAL
 
-    (dead,) = [json.loads(line) for line in (state_dir / DEAD_LETTER_FILE).read_text(encoding="utf-8").splitlines()]
-    assert dead["status"] == 422
-    assert [message["text"] for message in dead["messages"]] == ["이상한 행", "같은 배치"]
-    assert dead["first_log_id"] == bad
+    assert not (state_dir / DEAD_LETTER_FILE).exists()
+    quarantined = QuarantinedMessage.objects.get()
+    assert (quarantined.reason, quarantined.room.stable_key) == ("invalid", ROOM_KEY)
+    assert json.loads(quarantined.raw)["client_message_id"] == _client_ids(client_db, where=f"id = {bad}").pop()
     texts = list(Message.objects.filter(room__stable_key=ROOM_KEY).values_list("text", flat=True))
-    assert sorted(texts) == sorted([f"문의 {n}" for n in range(1, 7)] + ["다음 배치"])  # storm dropped as resends
-    assert len(set(_server_ids())) == Message.objects.count() == 7
+    assert sorted(texts) == sorted([f"문의 {n}" for n in range(1, 7)] + ["같은 배치", "다음 배치"])  # storm dropped
+    assert len(set(_server_ids())) == Message.objects.count() == 8
     assert UploadCheckpoint(state_dir).load().last_log_id == _all_log_ids(client_db)[-1]
+
+
+def test_replay_dead_letters_against_the_server_stores_once(edge_env, client_db, state_dir):
+    """A batch an older server refused whole for one over-long message: replayed, its 49 valid neighbours are
+    stored and the long one is quarantined; a second replay stores nothing more."""
+    _, token = active_device(role=Device.Role.UPLOADER)
+    env = {**edge_env, "VCS_EDGE_TOKEN": token}
+    messages = [
+        {
+            "room_key": ROOM_KEY,
+            "room_name": ROOM_NAME,
+            "sender_name": "김대리",
+            "sent_by_me": False,
+            "text": "가" * 20001 if n == 17 else f"메시지 {n}",
+            "sent_at": f"2026-11-30T10:{n:02d}:00+09:00",
+            "unread_count": 1,
+            "client_message_id": f"log-{n}",
+            "attachments": {"photos": 0, "files": 0},
+        }
+        for n in range(50)
+    ]
+    state_dir.mkdir(mode=0o700, exist_ok=True)
+    record = {"batch_id": "cs-pc-03:000000001-000000050", "status": 422, "response": {}, "messages": messages}
+    (state_dir / DEAD_LETTER_FILE).write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    assert main(["replay-dead-letters"], environ=env) == ExitCode.PARTIAL  # one message is in the quarantine
+    assert main(["replay-dead-letters"], environ=env) == ExitCode.PARTIAL
+    assert Message.objects.count() == 49
+    assert UploadBatch.objects.get().batch_id == "cs-pc-03:000000001-000000050"
+    assert QuarantinedMessage.objects.get().index == 17
 
 
 def _all_log_ids(client_db):

@@ -132,7 +132,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.api.SafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -148,6 +148,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # 3.1: JSON Schema proper, so the pydantic-described upload body (nullable fields as `type: null`) validates.
     "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.api.schema_document_error_body"],
 }
 
 LOGGING = {
@@ -182,10 +183,18 @@ PAIRING_FAILURES_GLOBAL = env.int("PAIRING_FAILURES_GLOBAL", default=100)
 UPLOAD_MAX_MESSAGES = env.int("UPLOAD_MAX_MESSAGES", default=1000)
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=2 * 1024 * 1024)
 UPLOAD_RATE_PER_MINUTE = env.int("UPLOAD_RATE_PER_MINUTE", default=120)
+# A message time outside these is refused (that message only): UTC years, and the largest UTC offset.
+UPLOAD_SENT_AT_EARLIEST_YEAR = env.int("UPLOAD_SENT_AT_EARLIEST_YEAR", default=2000)
+UPLOAD_SENT_AT_LATEST_YEAR = env.int("UPLOAD_SENT_AT_LATEST_YEAR", default=2100)
+UPLOAD_SENT_AT_MAX_OFFSET_MINUTES = env.int("UPLOAD_SENT_AT_MAX_OFFSET_MINUTES", default=14 * 60)
 RESEND_WINDOW_SECONDS = env.int("RESEND_WINDOW_SECONDS", default=15)
 # How long a resend key is remembered (covers uploads that arrive late after an outage).
 RESEND_KEY_TTL_SECONDS = env.int("RESEND_KEY_TTL_SECONDS", default=6 * 3600)
 BOT_TAGS = env.list("BOT_TAGS", default=["@봇"])
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    **SPECTACULAR_SETTINGS.get("ENUM_NAME_OVERRIDES", {}),
+    "UploadRejectionReasonEnum": "conversations.models.QuarantinedMessage.Reason",
+}
 
 # --- counterpart resolution ---
 RESOLUTION_TYPO_THRESHOLD = env.float("RESOLUTION_TYPO_THRESHOLD", default=0.80)

@@ -34,20 +34,6 @@ def message(text="안녕하세요", *, room_key="chat-1", room_name="(1234) 대�
     return body
 
 
-@pytest.fixture
-def uploader():
-    device, token = active_device(role="uploader", name="1층 CS PC")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    client.device = device
-    return client
-
-
-@pytest.fixture
-def vendor(db):
-    return VendorFactory(code="1234", name="대한물산", aliases=[])
-
-
 def post(client, batch_id, messages):
     return client.post(URL, {"batch_id": batch_id, "messages": messages}, format="json")
 
@@ -83,23 +69,6 @@ class TestLimits:
 
 @pytest.mark.django_db
 class TestValidation:
-    def test_invalid_items_are_422_with_a_list_per_item_and_nothing_stored(self, uploader, vendor):
-        """One bad item rejects the whole batch; every problem is named with its index and field."""
-        bad_time = message("시간 없음")
-        bad_time["sent_at"] = "2026-11-30T10:00:00"  # no offset
-        missing_room = message("방 없음")
-        del missing_room["room_key"]
-        negative = message("음수", unread=-1)
-        response = post(uploader, "b-1", [message("정상"), bad_time, missing_room, negative])
-        assert response.status_code == 422
-        body = response.json()
-        assert body["error"] == "INVALID_BATCH"
-        problems = {(item["index"], item["field"]) for item in body["items"]}
-        assert problems == {(1, "sent_at"), (2, "room_key"), (3, "unread_count")}
-        assert Message.objects.count() == 0
-        assert Room.objects.count() == 0
-        assert UploadBatch.objects.count() == 0
-
     def test_malformed_json_is_422(self, uploader):
         """A body that is not JSON is a 422 with a batch-level item, not a 500 or a 400."""
         response = uploader.post(URL, data="{not json", content_type="application/json")

@@ -153,6 +153,7 @@ class FakeEdgeServer:
         self.progress: list[tuple[int, str]] = []
         self.job_heartbeats: list[int] = []
         self.device_heartbeats: list[dict] = []
+        self.upload_limit_messages: int | None = None  # more messages in one upload → 413, like the server
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -319,6 +320,8 @@ class FakeEdgeServer:
     def _upload(self, body: dict):
         self.upload_posts.append(body)
         batch_id = body["batch_id"]
+        if self.upload_limit_messages is not None and len(body["messages"]) > self.upload_limit_messages:
+            return 413, {"error": "PAYLOAD_TOO_LARGE", "limit_messages": self.upload_limit_messages, "limit_bytes": 0}
         if batch_id in self.batches:
             return 200, {**self.batches[batch_id], "replayed": True}
         stored = duplicates = 0
@@ -335,8 +338,11 @@ class FakeEdgeServer:
             "stored": stored,
             "dropped_resends": 0,
             "duplicates": duplicates,
+            "rejected": 0,
+            "cleaned": 0,
             "questions": 0,
             "replayed": False,
+            "rejections": [],
         }
         self.batches[batch_id] = result
         return 200, result

@@ -246,3 +246,34 @@ def test_a_resend_storm_is_uploaded_as_the_client_recorded_it(
     (post,) = fake_server.upload_posts
     assert {(m["text"], m["unread_count"]) for m in post["messages"]} == {("확인 부탁드려요", 5)}
     assert len({m["client_message_id"] for m in post["messages"]}) == 6
+
+
+def test_messages_the_server_refused_one_by_one_are_logged_and_the_upload_moves_on(
+    fake_server, client_db, client_db_config, state_dir, clock, upload_config, caplog
+):
+    """A 200 with rejections is a stored batch: the checkpoint moves, nothing is dead-lettered, the run says that
+    something was set aside (in the server's quarantine) and names each refused message."""
+    ids = _add_texts(client_db, 5)
+    answer = {
+        "batch_id": batch_id_for("cs-pc-03", ids[0], ids[2]),
+        "received": 3,
+        "stored": 2,
+        "dropped_resends": 0,
+        "duplicates": 0,
+        "rejected": 1,
+        "cleaned": 0,
+        "questions": 0,
+        "replayed": False,
+        "rejections": [{"index": 1, "reason": "invalid", "errors": [{"field": "text", "message": "too long"}]}],
+    }
+    fake_server.fail_next(UPLOADS, 200, body=answer)
+    with caplog.at_level("WARNING", logger="edge.uploader"):
+        result = _uploader(fake_server, client_db_config, state_dir, clock, upload_config).run_once()
+
+    assert result.exit_code == ExitCode.PARTIAL
+    assert (result.batches_uploaded, result.messages_rejected, result.batches_dead_lettered) == (2, 1, 0)
+    assert result.server_counts["rejected"] == 1
+    assert UploadCheckpoint(state_dir).load().last_log_id == ids[-1]
+    assert not (state_dir / DEAD_LETTER_FILE).exists()
+    (warning,) = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert "message 1" in warning and "invalid" in warning and "text: too long" in warning
