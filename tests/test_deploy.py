@@ -12,9 +12,20 @@ import yaml
 from compose_spec import PyCompose
 from django.conf import settings
 
+import agent.tasks
+import delivery.tasks
+import monitoring.tasks
+from config.celery import TASK_QUEUES
+
 DEPLOY = Path(settings.BASE_DIR) / "deploy"
 _VARIABLE = re.compile(r"\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}")
 LONG_RUNNING = ("postgres", "redis", "qdrant", "web", "worker-agent", "worker-delivery", "worker-default", "beat")
+
+
+def declared_queues() -> list[str]:
+    """The queues the apps' tasks are declared on (the task modules fill `TASK_QUEUES` when imported)."""
+    assert agent.tasks and delivery.tasks and monitoring.tasks
+    return list(TASK_QUEUES.values())
 
 
 def compose_interpolate(text: str, environment: dict) -> str:
@@ -91,7 +102,7 @@ def test_every_queue_has_a_worker_and_beat_runs_once(compose):
         command = service.get("command") or []
         if command[:4] == ["celery", "-A", "config", "worker"]:
             queues |= set(command[command.index("-Q") + 1].split(","))
-    routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {settings.CELERY_TASK_DEFAULT_QUEUE}
+    routed = set(declared_queues()) | {settings.CELERY_TASK_DEFAULT_QUEUE}
     assert queues == routed
     beats = [name for name, service in services.items() if "beat" in (service.get("command") or [])]
     assert beats == ["beat"] and services["beat"]["deploy"]["replicas"] == 1
@@ -123,6 +134,6 @@ def test_the_systemd_units_restart_and_cover_every_queue_with_one_beat():
     queues = {
         queue for assignment in worker["Environment"].split() for queue in assignment.partition("=")[2].split(",")
     }
-    assert queues == {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {"default"}
+    assert queues == set(declared_queues()) | {settings.CELERY_TASK_DEFAULT_QUEUE}
     assert "celery -A config beat" in _unit("vcs-beat.service")["Service"]["ExecStart"]
     assert _unit("vcs-migrate.service")["Service"]["Type"] == "oneshot"

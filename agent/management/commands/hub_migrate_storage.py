@@ -1,9 +1,10 @@
 """`python manage.py hub_migrate_storage --to postgres` — the hub's file workspaces into PostgreSQL."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.knowledge.hub import KnowledgeHubError, hub_storage_migrate
 from agent.knowledge.hub_runtime import HubError
+from config.commands import ProjectCommand
 
 STAGE_LABELS = {
     "full_docs": "문서 원문",
@@ -21,7 +22,7 @@ STAGE_LABELS = {
 }
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "지식 허브의 파일 저장소(LIGHTRAG_WORKING_DIR)를 PostgreSQL 저장소로 복사합니다. 그래프를 다시 추출하지 "
         "않으며, 여러 번 실행해도 결과는 같습니다. KNOWLEDGE_HUB_STORAGE=postgres 와 DATABASE_URL 을 설정한 뒤 "
