@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 
+from agent.answer_sources import sentence_sources
 from agent.knowledge.masking import mask, vendor_masker
 from agent.knowledge.reconcile import evidence_reconcile
 from agent.knowledge.types import EvidenceItem
@@ -152,6 +153,12 @@ class _Composer:
             with self._stage("finalize_if_empty"):
                 self.messages.append({"role": "user", "content": prompts.FINALIZE_IF_EMPTY})
                 draft = self._chat_text()
+        if not draft.strip():
+            # Evidence was found, but nothing in it answers: the guidance answer, never a near answer.
+            self.trace.outcome = "no_evidence"
+            self.trace.outcome_reason = "근거에서 질문에 답하는 문장을 찾지 못해 안내 문구로 답했습니다."
+            self.trace.final_text = prompts.guidance_answer()
+            return self.trace
         with self._stage("verification"):
             final = self._verify_and_rewrite(draft)
         if not final:
@@ -159,7 +166,7 @@ class _Composer:
             self.trace.outcome_reason = "검증을 통과한 문장이 남지 않아 보류했습니다."
             return self.trace
         self.trace.outcome = "answered"
-        self.trace.final_text = final + self._references()
+        self.trace.final_text = final + self._references(final)
         return self.trace
 
     def _tool_loop(self, specs) -> str:
@@ -306,10 +313,13 @@ class _Composer:
             for call in self.trace.tool_calls
         )
 
-    def _references(self) -> str:
+    def _references(self, answer: str) -> str:
+        """Source URLs of the FAQ entries the answer's sentences came from (not of every FAQ entry retrieved)."""
+        evidence = [item for _, item in self.trace.evidence]
+        used = {reference for source in sentence_sources(answer, evidence) for reference in source.references}
         urls = []
-        for _, item in self.trace.evidence:
-            if item.source_kind == "faq" and item.url and item.url not in urls:
+        for item in evidence:
+            if item.source_kind == "faq" and item.url and item.reference in used and item.url not in urls:
                 urls.append(item.url)
         urls = urls[: settings.AGENT_REFERENCE_URL_LIMIT]
         return ("\n\n참고 자료:\n" + "\n".join(urls)) if urls else ""

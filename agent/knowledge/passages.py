@@ -61,7 +61,7 @@ def chunk_units(chunk: str, *, path: str | None = None) -> list[Unit]:
 def paragraph_units(paragraph: str) -> list[str]:
     """Sentences and list items of one paragraph: list items stand alone, other lines are joined where a
     sentence runs on over a line break, then split at sentence ends."""
-    pieces: list[str] = []
+    pieces: list[tuple[str, bool]] = []  # (text, is a list item)
     running = ""
     for raw in paragraph.splitlines():
         line = raw.strip()
@@ -69,19 +69,19 @@ def paragraph_units(paragraph: str) -> list[str]:
             continue
         if _LIST_ITEM_RE.match(line):
             if running:
-                pieces.append(running)
+                pieces.append((running, False))
                 running = ""
-            pieces.append(_LIST_ITEM_RE.sub("", line, count=1))
+            pieces.append((_LIST_ITEM_RE.sub("", line, count=1), True))
             continue
         running = f"{running} {line}".strip() if running else line
         if _SENTENCE_END_RE.search(line):
-            pieces.append(running)
+            pieces.append((running, False))
             running = ""
     if running:
-        pieces.append(running)
+        pieces.append((running, False))
     units = []
-    for piece in pieces:
-        units.extend(sentence.text for sentence in split_sentences(piece))
+    for piece, is_item in pieces:
+        units.extend([piece] if is_item else [sentence.text for sentence in split_sentences(piece)])
     return units
 
 
@@ -96,4 +96,6 @@ def unit_from_line(line: str) -> Unit:
 def heading_only(text: str) -> bool:
     """Whether a line is a heading or a heading path rather than a statement (`정산 일정 > 정산 주기`)."""
     stripped = text.strip()
-    return bool(stripped) and _is_heading_path(stripped) and (PATH_SEPARATOR in stripped or len(stripped) <= 30)
+    if not stripped or not _is_heading_path(stripped):
+        return False
+    return PATH_SEPARATOR in stripped or (len(stripped) <= 30 and not re.search(r"[\d:：]", stripped))

@@ -1,0 +1,148 @@
+"""What a question asks: its aspect (a date, an amount, a procedure …) and its subject (반품, 정산, a product).
+
+The local answerer answers with the evidence sentence that holds the asked aspect's value for the asked subject,
+so both are read from the question in code:
+
+- **aspect** — from question words and aspect nouns: `언제 / 며칠 / -일` → a date, `몇 시` → a time, `기간 / 기한 /
+  언제까지 / 며칠 안에` → a duration or deadline, `얼마 / 가격 / 단가 / -비` → an amount, `할인율 / 몇 % / -율` → a
+  rate, `어떻게 하 / 방법 / 절차` → a procedure, `어디 / 위치 / 주소` → a place, `연락처 / 번호` → a contact,
+  `몇 개 / 수량` → a quantity, `되나요 / 가능` → a condition; none of these → no particular aspect.
+- **subject** — the question's content words without the aspect words, question words, filler (`지금`, `진행 중인`,
+  `저희`, `좀`) and action nouns (`접수`, `신청`: how something is done, not what); a compound ending in an aspect
+  syllable gives its stem (`정산일` → 정산, `할인율` → 할인).
+
+`VALUE_PATTERNS` say what an answering sentence must hold for each aspect. They recognise the value's shape only;
+parsing values for verification belongs to the verification package (its date/time/duration parsers are the
+ones to use once merged).
+"""
+
+import re
+from dataclasses import dataclass
+
+from agent.llm import korean_text
+
+DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY = "date", "time", "duration", "amount", "rate", "quantity"
+PROCEDURE, PLACE, CONTACT, CONDITION = "procedure", "place", "contact", "condition"
+
+_DAY = r"\d{1,2}\s*일"
+VALUE_PATTERNS = {
+    DATE: re.compile(
+        rf"20\d\d-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}\s*월(\s*\d{{1,2}}\s*일)?|{_DAY}|[월화수목금토일]요일|"
+        r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일"
+    ),
+    TIME: re.compile(r"(오전|오후|새벽|저녁)\s*\d{1,2}\s*시|\d{1,2}\s*시(\s*\d{1,2}\s*분)?|\d{1,2}:\d{2}|당일|익일"),
+    DURATION: re.compile(
+        r"\d+\s*(영업일|일|시간|개월|주|년|분)\s*(이내|안에|안|전|후|동안|이상|간|씩)|\d+\s*(영업일|시간|개월|주일)|"
+        r"\d{1,2}\s*월\s*\d{1,2}\s*일\s*까지|20\d\d-\d{1,2}-\d{1,2}\s*~|자동\s*연장"
+    ),
+    AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(만\s*)?원|₩\s*\d|\d+\s*%|무료|없습니다"),
+    RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
+    QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉)"),
+    PROCEDURE: re.compile(r"\[[^\]]+\]|>|하면|하시면|누르|눌러|통해|으로 신청|에서 신청|등록|제출|신청|요청|입력|순서"),
+    PLACE: re.compile(r"센터|창고|물류|층|[가-힣]+(로|길)\s*\d|주소|사무실|지점|매장|[가-힣]{2,}(시|구|군)\b|에서"),
+    CONTACT: re.compile(r"\d{2,4}-\d{3,4}(-\d{4})?|@|이메일|메일|전화|번호|카카오톡|상담방"),
+    CONDITION: re.compile(r"가능|불가|수 있|수 없|경우|면 |만 |필요|해야|됩니다|않습니다|합니다"),
+}
+# Values an aspect accepts: a "when" question is answered by a date, a time or a deadline.
+ACCEPTED_VALUES = {
+    DATE: (DATE, TIME, DURATION),
+    TIME: (TIME, DURATION),
+    DURATION: (DURATION, DATE),
+    AMOUNT: (AMOUNT, RATE),
+    RATE: (RATE,),
+    QUANTITY: (QUANTITY, AMOUNT),
+    PROCEDURE: (PROCEDURE,),
+    PLACE: (PLACE,),
+    CONTACT: (CONTACT,),
+    CONDITION: (),  # whether something holds: any statement about the subject answers it
+}
+
+# A limit on a value rather than the value: an answer only to a question about the limit.
+BOUND_WORDS = ("최대", "최소", "한도", "상한", "하한", "최고", "최저")
+
+# (aspect, cue in the question), the first that matches wins: specific cues before broad ones.
+_ASPECT_CUES = (
+    (None, ("누가", "누구", "어느 쪽")),  # who: the answer names a party, not a value
+    (CONTACT, ("연락처", "전화번호", "번호", "전화", "이메일", "메일 주소")),
+    (RATE, ("할인율", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
+    (DURATION, ("기간", "기한", "언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에",
+                "몇 시간 안", "마감", "유효")),
+    (TIME, ("몇 시", "몇시", "시간")),
+    (DATE, ("언제", "며칠", "몇 일", "날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일",
+            "마감일", "발행일")),
+    (QUANTITY, ("몇 개", "몇 박스", "몇개", "수량", "몇 팔레트")),
+    (AMOUNT, ("얼마", "가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
+    (PLACE, ("어디", "위치", "주소", "장소", "어느 센터", "어느 창고")),
+    (None, ("어떻게 되", "어떻게 돼", "뭐예요", "뭔가요", "무엇인가요", "뭐야", "알려")),
+    (PROCEDURE, ("어떻게 하", "어떻게 해", "어떻게 신청", "어떻게 등록", "어떻게 받", "어떻게 확인", "방법", "절차",
+                 "하려면", "하나요", "해야 하나요", "순서")),
+    (CONDITION, ("되나요", "되요", "돼요", "가능", "있나요", "있어요", "할 수", "인정", "받을 수")),
+)  # fmt: skip
+# Words that only say which aspect is asked, or how: never the subject.
+_ASPECT_WORDS = korean_text.word_set(
+    "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
+    "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
+)
+_FILLER_WORDS = korean_text.word_set(
+    "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
+    "하는 받는 되는 있는 주는 드리는 해주는 내는",
+)
+# How something is done, not what it is about: a procedure cue, never the subject.
+_ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 진행 이용 사용 조회 문의 변경")
+# A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
+_ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가")
+_NOUNS_NOT_SPLIT = korean_text.word_set("영업일 공휴일 요일 평일 휴일 말일 단가 원가 정가 특가 평가 추가 물가 할인가")
+# One subject, several words for it: a question about 물건값 is answered by a sentence about 대금.
+SUBJECT_SYNONYMS = (
+    frozenset({"대금", "물건값", "물품대금", "결제", "지급", "정산", "돈", "입금", "송금"}),
+    frozenset({"행사", "프로모션", "기획전", "특가"}),
+    frozenset({"반품", "회수"}),
+    frozenset({"발주", "주문"}),
+    frozenset({"물류센터", "센터"}),
+)
+
+
+@dataclass(frozen=True)
+class QuestionFocus:
+    aspect: str | None  # one of the aspect constants, None when the question asks for no particular value
+    subject: tuple[str, ...]  # content words naming what the question is about
+    words: tuple[str, ...]  # every content word of the question (subject, aspect and action words)
+    asks_bound: bool = False  # the question asks for a limit (최대, 최소, 한도 …)
+
+    @property
+    def accepted_values(self) -> tuple[str, ...]:
+        return ACCEPTED_VALUES.get(self.aspect, ())
+
+
+def question_focus(question: str) -> QuestionFocus:
+    text = " ".join(question.split())
+    aspect = next((aspect for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), None)
+    words = tuple(dict.fromkeys(korean_text.content_tokens(text)))
+    subject = []
+    for word in words:
+        stem = _aspect_stem(word)
+        if stem in _ASPECT_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or any(ch.isdigit() for ch in stem):
+            continue
+        if stem in korean_text.GENERIC_REFERENTS:
+            continue
+        subject.append(stem)
+    asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
+    return QuestionFocus(aspect=aspect, subject=tuple(dict.fromkeys(subject)), words=words, asks_bound=asks_bound)
+
+
+def _aspect_stem(word: str) -> str:
+    if len(word) >= 3 and word not in _NOUNS_NOT_SPLIT and word.endswith(_ASPECT_SUFFIXES):
+        return word[:-1]
+    return word
+
+
+def holds_value(text: str, kinds: tuple[str, ...]) -> bool:
+    return any(VALUE_PATTERNS[kind].search(text) for kind in kinds)
+
+
+def subject_variants(word: str) -> frozenset[str]:
+    """The word and the other words this domain uses for the same subject."""
+    for group in SUBJECT_SYNONYMS:
+        if word in group:
+            return group
+    return frozenset({word})
