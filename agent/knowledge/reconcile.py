@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from agent.knowledge.passages import unit_from_line
 from agent.knowledge.types import EvidenceItem
-from agent.llm import korean_text
+from agent.llm.focus import noun_words
 from agent.verification.sentences import split_sentences
 
 CONFLICT_MIN_OVERLAP = 0.4
@@ -43,7 +43,7 @@ def _values(text: str) -> frozenset[tuple[str, str]]:
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(token for token in korean_text.content_tokens(text) if not any(ch.isdigit() for ch in token))
+    return noun_words(text)
 
 
 def _statements(item: EvidenceItem) -> tuple[str, list[str]]:

@@ -141,7 +141,8 @@ class Statement:
 def answer_sentences(question: str, tool_results: list[str], *, excluded: set[str] = frozenset()) -> list[str]:
     """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question`: each names the question's subject
     (in itself or in its context) and, when the question asks for a value, holds a value of that kind. The best
-    comes first; a second one only from the same evidence item. Statements holding a flagged text are left out."""
+    comes first; a second one only when it stands next to it in the same evidence item. Statements holding a
+    flagged text are left out."""
     focus = question_focus(question)
     if not focus.words:
         return []
@@ -177,17 +178,20 @@ def answer_sentences(question: str, tool_results: list[str], *, excluded: set[st
         if len(chosen) >= settings.LOCAL_ANSWER_MAX_SENTENCES:
             break
         close = score >= _SECOND_SENTENCE_SHARE * best_score
-        if statement.item == best.item and close and not _repeats(statement, chosen):
+        follows = statement.item == best.item and abs(statement.position - best.position) == 1
+        if follows and close and not statement.is_fact and not _repeats(statement, chosen):
             chosen.append(statement)
     return [statement.text for statement in chosen]
 
 
-# A second sentence must be nearly as good an answer as the first, and from the same passage.
+# A second sentence must be nearly as good an answer as the first and stand next to it in the same passage (the
+# sentence that goes on: "지급일이 공휴일이면 다음 영업일에 지급합니다").
 _SECOND_SENTENCE_SHARE = 0.8
 _OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
 _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
+_EXACT_KIND_BONUS = 0.3
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
 
 
@@ -202,7 +206,9 @@ def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: 
         if any(variant in own for variant in variants):
             found, matched = found + _OWN_WORD, matched + 1
         elif any(variant in context for variant in variants):
-            found, matched = found + _CONTEXT_WORD, matched + 1
+            # A record's heading names what the whole record is about; a section path or an FAQ question is
+            # only near the sentence.
+            found, matched = found + (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD), matched + 1
     if focus.subject:
         needed = len(focus.subject) if len(focus.subject) <= 3 else len(focus.subject) - 1
         if matched < needed:
@@ -220,6 +226,8 @@ def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: 
     }
     bigram_share = len(question_bigrams & text_grams) / len(question_bigrams) if question_bigrams else 0.0
     score = 2.0 * subject_share + 0.5 * aspect_share + 0.5 * bigram_share + _SOURCE_BONUS.get(statement.source, 0.0)
+    if focus.accepted_values and holds_value(statement.text, focus.accepted_values[:1]):
+        score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
         score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), subject_share

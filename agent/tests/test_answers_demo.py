@@ -98,8 +98,8 @@ def test_a_discount_question_gets_the_current_promotion_only():
 
 
 def test_a_follow_up_uses_the_rewritten_querys_aspect_not_the_previous_answer():
-    previous = ask("반품 승인은 어떻게 하나요?")
-    result = ask("그럼 기간은요?", "반품 승인은 어떻게 하나요?")
+    previous = ask("반품 접수는 어떻게 하나요?")
+    result = ask("그럼 기간은요?", "반품 접수는 어떻게 하나요?")
 
     assert result["search_query"] != "그럼 기간은요?"
     assert result["status"] == "answered"
