@@ -28,13 +28,13 @@ _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
     DATE: re.compile(
         rf"20\d\d-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}\s*월(\s*\d{{1,2}}\s*일)?|{_DAY}|[월화수목금토일]요일|"
-        r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일|전날|당일|속한 달|당월|전월|"
-        r"(확정|마감|지급|입고|발행|출고|종료|시작|도착)일"
+        r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일|전날|당일|속한 달|당월|전월"
     ),
     TIME: re.compile(r"(오전|오후|새벽|저녁)\s*\d{1,2}\s*시|\d{1,2}\s*시(\s*\d{1,2}\s*분)?|\d{1,2}:\d{2}|당일|익일"),
     DURATION: re.compile(
         r"\d+\s*(영업일|일|시간|개월|주|년|분)\s*(이내|안에|안|전|후|동안|이상|간|씩)|\d+\s*(영업일|시간|개월|주일)|"
-        r"\d{1,2}\s*월\s*\d{1,2}\s*일\s*까지|20\d\d-\d{1,2}-\d{1,2}\s*~|자동\s*연장"
+        r"\d{1,2}\s*월\s*\d{1,2}\s*일\s*까지|\d{1,2}\s*일\s*까지|(오전|오후)\s*\d{1,2}\s*시\s*까지|"
+        r"20\d\d-\d{1,2}-\d{1,2}\s*~|자동\s*연장"
     ),
     AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(만\s*)?원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
@@ -70,7 +70,7 @@ _ASPECT_CUES = (
     (None, ("면요", "면 어떻게", "다르면", "넘기면", "없으면", "지나면", "어떻게 되", "어떻게 돼")),
     (CONTACT, ("연락처", "전화번호", "번호", "전화", "이메일", "메일 주소")),
     (RATE, ("할인율", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
-    (TIME, ("몇 시", "몇시")),
+    (TIME, ("몇 시", "몇시", "마감 시간", "운영 시간")),
     (DURATION, ("기간", "기한", "언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에",
                 "몇 시간 안", "마감", "유효")),
     (TIME, ("시간",)),
@@ -145,7 +145,7 @@ def question_focus(question: str) -> QuestionFocus:
         word = tokens[0]
         words.append(word)
         stem = _aspect_stem(word)
-        if stem in _ASPECT_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or any(ch.isdigit() for ch in stem):
+        if stem in _ASPECT_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or stem.isdigit():
             continue
         if stem in korean_text.GENERIC_REFERENTS:
             continue

@@ -161,9 +161,15 @@ def answer_sentences(question: str, tool_results: list[str], *, excluded: set[st
         return []
     scored.sort(key=lambda triple: (-triple[0], triple[2].position))
     best_score, best_share, best = scored[0]
-    # The vendor's own record wins over shared knowledge whenever it names the subject as fully.
+    # The vendor's own record wins over shared knowledge when it names the subject as fully and answers nearly as
+    # well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the subject).
     own_record = next((triple for triple in scored if triple[2].source == "record"), None)
-    if own_record and best.source != "record" and own_record[1] >= best_share:
+    if (
+        own_record
+        and best.source != "record"
+        and own_record[1] >= best_share
+        and own_record[0] >= best_score - _RECORD_MARGIN
+    ):
         best_score, _, best = own_record
     scored = [(score, statement) for score, _, statement in scored]
     if best.is_fact:
@@ -192,6 +198,8 @@ _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.3
+_FAQ_QUESTION_WEIGHT = 0.8
+_RECORD_MARGIN = 0.8
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
 
 
@@ -226,6 +234,10 @@ def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: 
     }
     bigram_share = len(question_bigrams & text_grams) / len(question_bigrams) if question_bigrams else 0.0
     score = 2.0 * subject_share + 0.5 * aspect_share + 0.5 * bigram_share + _SOURCE_BONUS.get(statement.source, 0.0)
+    if statement.source == "faq" and question_bigrams:
+        # An FAQ entry asked almost as the vendor asks is the curated answer to this very question.
+        context_grams = {context[index : index + 2] for index in range(len(context) - 1)}
+        score += _FAQ_QUESTION_WEIGHT * len(question_bigrams & context_grams) / len(question_bigrams)
     if focus.accepted_values and holds_value(statement.text, focus.accepted_values[:1]):
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
