@@ -79,7 +79,7 @@ _ASPECT_CUES = (
     (QUANTITY, ("몇 개", "몇 박스", "몇개", "수량", "몇 팔레트", "몇 도", "높이", "무게")),
     (AMOUNT, ("얼마", "가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
     (PLACE, ("어디", "위치", "주소", "장소", "어느 센터", "어느 창고")),
-    (None, ("뭐예요", "뭔가요", "무엇인가요", "뭐야", "알려")),
+    (None, ("뭐예요", "뭔가요", "무엇인가요", "뭐야", "알려", "어떤", "무슨")),
     (CONDITION, ("되나요", "되요", "돼요", "가능", "있나요", "있어요", "할 수", "인정", "받을 수")),
     (PROCEDURE, ("어떻게 하", "어떻게 해", "어떻게 신청", "어떻게 등록", "어떻게 받", "어떻게 확인", "방법", "절차",
                  "하려면", "하나요", "해야 하나요", "순서")),
@@ -88,6 +88,7 @@ _ASPECT_CUES = (
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
+    "방식 공급가 납품가 판매가 소비자가 매입가 할인가 정가 원가 가격표 금액은 비용은",
 )
 _FILLER_WORDS = korean_text.word_set(
     "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
@@ -95,7 +96,7 @@ _FILLER_WORDS = korean_text.word_set(
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
 )
 # How something is done, not what it is about: a procedure cue, never the subject.
-_ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 진행 이용 사용 조회 문의 변경 부담")
+_ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 진행 이용 사용 조회 문의 변경 부담 운영 전송")
 # Endings of a verb or a conditional after a noun (`단종하려면`, `위탁이면`, `납품해야`, `끊어야`): the noun stays, and
 # a word that is only a verb form (`끊어야`, `다르면`) is no subject.
 _VERB_AFTER_NOUN = ("하려면", "해야", "하면요", "이면요", "되면요", "하면", "이면", "이라면", "되면", "돼야", "되나요",
@@ -144,8 +145,10 @@ def question_focus(question: str) -> QuestionFocus:
             continue
         word = tokens[0]
         words.append(word)
-        stem = _aspect_stem(word)
-        if stem in _ASPECT_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or stem.isdigit():
+        stem = word if word in _ASPECT_WORDS else _aspect_stem(word)
+        # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
+        # it counts where it is found, it is not required.
+        if stem in _ASPECT_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or any(ch.isdigit() for ch in stem):
             continue
         if stem in korean_text.GENERIC_REFERENTS:
             continue
@@ -192,8 +195,9 @@ def holds_value(text: str, kinds: tuple[str, ...]) -> bool:
 
 
 def subject_variants(word: str) -> frozenset[str]:
-    """The word and the other words this domain uses for the same subject."""
+    """The word and the other words this domain uses for the same subject, lower case (statements are compared
+    in lower case: `POS`, `EDI`)."""
     for group in SUBJECT_SYNONYMS:
         if word in group:
             return group
-    return frozenset({word})
+    return frozenset({word.lower()})

@@ -197,9 +197,9 @@ _OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
 _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
-_EXACT_KIND_BONUS = 0.3
-_FAQ_QUESTION_WEIGHT = 0.8
-_RECORD_MARGIN = 0.8
+_EXACT_KIND_BONUS = 0.5
+_FAQ_QUESTION_WEIGHT = 1.0
+_RECORD_MARGIN = 0.5
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
 
 
@@ -223,11 +223,15 @@ def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: 
             return None
     if focus.accepted_values and not holds_value(statement.text, focus.accepted_values):
         return None
-    other_words = [word for word in focus.words if word not in focus.subject]
+    # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
+    qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
+    found += sum(_OWN_WORD for word in qualifiers if word.lower() in own or word.lower() in context)
+    other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
     named = sum(1 for word in other_words if word.lower() in own or word.lower() in context)
     if not focus.subject and not named:
         return None  # nothing of the question is in it: no subject to check, so no answer either
-    subject_share = found / len(focus.subject) if focus.subject else 0.0
+    weighed = len(focus.subject) + len(qualifiers)
+    subject_share = found / weighed if weighed else 0.0
     aspect_share = named / len(other_words) if other_words else 0.0
     text_grams = {own[index : index + 2] for index in range(len(own) - 1)} | {
         context[index : index + 2] for index in range(len(context) - 1)
