@@ -38,7 +38,7 @@ VALUE_PATTERNS = {
     ),
     AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(만\s*)?원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
-    QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm)"),
+    QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
     PARTY: re.compile(r"협력사|당사|고객|점포|담당|MD|팀|부담|분담|씩|대표|본인|센터"),
     PROCEDURE: re.compile(r"\[[^\]]+\]|>|하면|하시면|누르|눌러|통해|으로 신청|에서 신청|등록|제출|신청|요청|입력|순서"),
     PLACE: re.compile(r"센터|창고|물류|층|[가-힣]+(로|길)\s*\d|주소|사무실|지점|매장|[가-힣]{2,}(시|구|군)\b|에서"),
@@ -67,8 +67,8 @@ BOUND_WORDS = ("최대", "최소", "한도", "상한", "하한", "최고", "최�
 _ASPECT_CUES = (
     (PARTY, ("누가", "누구", "어느 쪽")),
     # "…이 다르면요?", "기한을 넘기면 어떻게 되나요?": what follows, not a value
-    (None, ("면요", "면 어떻게", "다르면", "넘기면", "없으면", "지나면", "어떻게 되", "어떻게 돼")),
-    (CONTACT, ("연락처", "전화번호", "번호", "전화", "이메일", "메일 주소")),
+    (None, ("면요", "면 어떻게", "다르면", "넘기면", "없으면", "지나면", "쌓이면", "남으면")),
+    (CONTACT, ("연락처", "전화번호", "번호 알려", "전화", "이메일", "메일 주소")),
     (RATE, ("할인율", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
     (TIME, ("몇 시", "몇시", "마감 시간", "운영 시간")),
     (DURATION, ("기간", "기한", "언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에",
@@ -76,10 +76,12 @@ _ASPECT_CUES = (
     (TIME, ("시간",)),
     (DATE, ("언제", "며칠", "몇 일", "날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일",
             "마감일", "발행일")),
-    (QUANTITY, ("몇 개", "몇 박스", "몇개", "수량", "몇 팔레트", "몇 도", "높이", "무게")),
+    (QUANTITY, ("몇 개", "몇 박스", "몇개", "수량", "몇 팔레트", "몇 도", "높이", "무게", "몇 번", "몇 회", "몇 명")),
     (AMOUNT, ("얼마", "가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
     (PLACE, ("어디", "위치", "주소", "장소", "어느 센터", "어느 창고")),
-    (None, ("뭐예요", "뭔가요", "무엇인가요", "뭐야", "알려", "어떤", "무슨")),
+    (None, ("뭐예요", "뭔가요", "무엇인가요", "뭐야", "어떤", "무슨", "어떻게 되", "어떻게 돼")),
+    (PROCEDURE, ("어떻게 알려", "어떻게 연락")),
+    (None, ("알려",)),
     (CONDITION, ("되나요", "되요", "돼요", "가능", "있나요", "있어요", "할 수", "인정", "받을 수")),
     (PROCEDURE, ("어떻게 하", "어떻게 해", "어떻게 신청", "어떻게 등록", "어떻게 받", "어떻게 확인", "방법", "절차",
                  "하려면", "하나요", "해야 하나요", "순서")),
@@ -88,19 +90,21 @@ _ASPECT_CUES = (
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 공급가 납품가 판매가 소비자가 매입가 할인가 정가 원가 가격표 금액은 비용은",
+    "방식 금액은 비용은",
 )
 _FILLER_WORDS = korean_text.word_set(
     "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
-    "말고 대신 또 그럼 그러면 혹은",
+    "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
 )
+# Words for a price: the aspect asked, never a subject (공급가 is not about 공급).
+_PRICE_WORDS = korean_text.word_set("공급가 납품가 판매가 소비자가 매입가 할인가 정가 원가 가격표")
 # How something is done, not what it is about: a procedure cue, never the subject.
-_ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 진행 이용 사용 조회 문의 변경 부담 운영 전송")
+_ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 진행 이용 사용 조회 문의 변경 부담 운영 전송 입력")
 # Endings of a verb or a conditional after a noun (`단종하려면`, `위탁이면`, `납품해야`, `끊어야`): the noun stays, and
 # a word that is only a verb form (`끊어야`, `다르면`) is no subject.
 _VERB_AFTER_NOUN = ("하려면", "해야", "하면요", "이면요", "되면요", "하면", "이면", "이라면", "되면", "돼야", "되나요",
-                    "하나요", "해요", "돼요")  # fmt: skip
+                    "하나요", "해요", "돼요", "하는", "하고", "하며", "할", "한", "되는", "된")  # fmt: skip
 _VERB_FORM_RE = re.compile(r"(야|려면|으면|르면|다면|면|나요|까요|어요|아요|죠|지요|세요|는지|고요|가요|나)$")
 _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라면 측면 표면 전면 이면")
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
@@ -128,8 +132,12 @@ class QuestionFocus:
         return ACCEPTED_VALUES.get(self.aspect, ())
 
 
-def question_focus(question: str) -> QuestionFocus:
+def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) -> QuestionFocus:
+    """`counterpart_names`: the room's vendor — asking "세림식품 최소 주문 금액" names who asks, not what about."""
     text = " ".join(question.split())
+    for name in sorted(counterpart_names, key=len, reverse=True):
+        if len(name) >= 2:
+            text = text.replace(name, " ")
     aspect = next((aspect for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), None)
     words: list[str] = []
     subject: list[str] = []
@@ -145,10 +153,10 @@ def question_focus(question: str) -> QuestionFocus:
             continue
         word = tokens[0]
         words.append(word)
-        stem = word if word in _ASPECT_WORDS else _aspect_stem(word)
+        stem = word if word in _PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
         # it counts where it is found, it is not required.
-        if stem in _ASPECT_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or any(ch.isdigit() for ch in stem):
+        if stem in _ASPECT_WORDS or stem in _PRICE_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or any(ch.isdigit() for ch in stem):
             continue
         if stem in korean_text.GENERIC_REFERENTS:
             continue

@@ -123,7 +123,27 @@ def compose_answer(messages: list[Mapping]) -> str:
     word for word, the best first; "" when no sentence does (the pipeline then gives the guidance answer)."""
     start = max(latest_question(messages)[0], 0)
     results = [str(message.get("content") or "") for message in messages[start:] if message.get("role") == "tool"]
-    return "\n".join(answer_sentences(question_of(messages), results, excluded=flagged_texts_in(messages[start:])))
+    return "\n".join(
+        answer_sentences(
+            question_of(messages),
+            results,
+            excluded=flagged_texts_in(messages[start:]),
+            counterpart_names=_counterpart_names(messages),
+        )
+    )
+
+
+_COUNTERPART_LINE_RE = re.compile(r"이 방의 거래처:\s*(?P<name>[^\n]+)")
+
+
+def _counterpart_names(messages: list[Mapping]) -> tuple[str, ...]:
+    """The room's vendor as the system prompt names it (answer_system_prompt)."""
+    for message in messages:
+        if message.get("role") == "system":
+            match = _COUNTERPART_LINE_RE.search(str(message.get("content") or ""))
+            if match:
+                return (match["name"].strip(),)
+    return ()
 
 
 @dataclass(frozen=True)
@@ -138,12 +158,18 @@ class Statement:
     is_fact: bool = False  # a "label: value" pair of a record rather than a sentence
 
 
-def answer_sentences(question: str, tool_results: list[str], *, excluded: set[str] = frozenset()) -> list[str]:
+def answer_sentences(
+    question: str,
+    tool_results: list[str],
+    *,
+    excluded: set[str] = frozenset(),
+    counterpart_names: tuple[str, ...] = (),
+) -> list[str]:
     """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question`: each names the question's subject
     (in itself or in its context) and, when the question asks for a value, holds a value of that kind. The best
     comes first; a second one only when it stands next to it in the same evidence item. Statements holding a
     flagged text are left out."""
-    focus = question_focus(question)
+    focus = question_focus(question, counterpart_names=counterpart_names)
     if not focus.words:
         return []
     question_bigrams = korean_text.char_bigrams(list(focus.words))
@@ -198,7 +224,7 @@ _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
-_FAQ_QUESTION_WEIGHT = 1.0
+_FAQ_QUESTION_WEIGHT = 0.8
 _RECORD_MARGIN = 0.5
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
 
