@@ -132,6 +132,9 @@ class QuestionFocus:
         return ACCEPTED_VALUES.get(self.aspect, ())
 
 
+_NOT_SUBJECT = _ASPECT_WORDS | _PRICE_WORDS | _FILLER_WORDS | _ACTION_NOUNS
+
+
 def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) -> QuestionFocus:
     """`counterpart_names`: the room's vendor — asking "세림식품 최소 주문 금액" names who asks, not what about."""
     text = " ".join(question.split())
@@ -156,7 +159,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         stem = word if word in _PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
         # it counts where it is found, it is not required.
-        if stem in _ASPECT_WORDS or stem in _PRICE_WORDS or stem in _FILLER_WORDS or stem in _ACTION_NOUNS or any(ch.isdigit() for ch in stem):
+        if stem in _NOT_SUBJECT or any(ch.isdigit() for ch in stem):
             continue
         if stem in korean_text.GENERIC_REFERENTS:
             continue
