@@ -135,3 +135,16 @@ def test_the_evaluation_judges_right_refused_wrong_and_finds_defects():
         "repeated: 대금은 15일에 지급합니다."
     ]
     assert answer_defects("대금은 15일에 지급합니다.\n\n참고 자료:\nhttps://x") == []
+
+
+def test_ask_history_is_oldest_first_and_the_vendors_unless_a_role_is_given():
+    from agent.management.commands.ask import history_items
+
+    assert history_items(["반품 접수는 어떻게 하나요?", "반품은 …입니다.", " "], ["user", "assistant"]) == [
+        {"role": "user", "text": "반품 접수는 어떻게 하나요?", "sent_at": None},
+        {"role": "assistant", "text": "반품은 …입니다.", "sent_at": None},
+    ]
+    assert history_items(["첫 질문", "둘째 질문"], []) == [
+        {"role": "user", "text": "첫 질문", "sent_at": None},
+        {"role": "user", "text": "둘째 질문", "sent_at": None},
+    ]
