@@ -264,10 +264,11 @@ def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: 
     }
     bigram_share = len(question_bigrams & text_grams) / len(question_bigrams) if question_bigrams else 0.0
     score = 2.0 * subject_share + 0.5 * aspect_share + 0.5 * bigram_share + _SOURCE_BONUS.get(statement.source, 0.0)
-    if statement.source == "faq" and question_bigrams:
-        # An FAQ entry asked almost as the vendor asks is the curated answer to this very question.
-        context_grams = {context[index : index + 2] for index in range(len(context) - 1)}
-        score += _FAQ_QUESTION_WEIGHT * len(question_bigrams & context_grams) / len(question_bigrams)
+    if statement.source == "faq" and other_words:
+        # An FAQ entry that asks what the vendor asks (the same aspect and action words, not only the same subject)
+        # is the curated answer to this very question.
+        asked = sum(1 for word in other_words if word.lower() in context)
+        score += _FAQ_QUESTION_WEIGHT * asked / len(other_words)
     if focus.accepted_values and holds_value(statement.text, focus.accepted_values[:1]):
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
