@@ -21,6 +21,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 import conversations.admin  # noqa: F401  (the plain Question admin must be registered before it is replaced)
+from agent.answer_sources import sentence_sources
 from agent.models import AnswerReview, AnswerRun
 from agent.selectors import (
     ATTENTION_STATUSES,
@@ -269,6 +270,10 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
             "approve_text": approve_form["text"].value() if approve_form is not None else "",
             "approve_violations": approve_violations or [],
             "mark_wrong_form": mark_wrong_form or MarkWrongForm(),
+            # Which evidence item each sentence of the delivered answer came from (derived from the stored run).
+            "sentence_sources": (
+                sentence_sources(audit.run.final_text, audit.evidence) if audit.run and audit.run.final_text else []
+            ),
             "send_job_rows": [
                 {"job": item.job, "history": item.history, "badge": delivery_badge(item.job.state)}
                 for item in audit.send_jobs

@@ -7,6 +7,7 @@ are sent back with the reasons and fresh evidence for a rewrite, and what still 
 removed. Follow-up questions back to the vendor are removed too (the bot never asks back).
 """
 
+import datetime
 import json
 import re
 import time
@@ -14,13 +15,17 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 
+from agent.answer_sources import sentence_sources
 from agent.knowledge.masking import mask, vendor_masker
+from agent.knowledge.reconcile import evidence_reconcile
 from agent.knowledge.types import EvidenceItem
 from agent.llm import prompts
 from agent.llm.base import PURPOSE_ANSWER, LlmProvider, LlmReply, tool_result_message
 from agent.llm.judge import make_llm_judge
 from agent.llm.rewrite import query_rewrite
 from agent.tools import ToolContext, ToolExecution, tool_execute, tool_get, tools_offered
+from agent.tools.registry import ToolResult
+from agent.tools.retrieval import evidence_text
 from agent.verification import split_sentences, verify_draft
 from agent.verification.sentences import text_without
 from conversations.models import Room
@@ -42,6 +47,7 @@ class QuestionContext:
     room: object | None  # conversations.models.Room; None in a dry run by room name
     room_kind: str
     history: list[dict] = field(default_factory=list)  # [{"role", "text", "sent_at"}], oldest first, unmasked
+    asked_on: datetime.date | None = None  # the question's date (dated evidence in force then); None: today
 
 
 @dataclass
@@ -80,6 +86,7 @@ class AnswerTrace:
     rounds: list[RoundTrace] = field(default_factory=list)
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     confirmed_actions: list[str] = field(default_factory=list)
+    reconciled: list[dict] = field(default_factory=list)  # statements not shown: another source's value won
     provider: str = ""
     model: str = ""
     prompt_tokens: int = 0
@@ -107,6 +114,7 @@ class _Composer:
             dry_run=context.room is None,
             confirmed_actions=self.trace.confirmed_actions,
             masker=self.masker,
+            asked_on=context.asked_on,
         )
         self.messages: list[dict] = []
         self._seen_references: set[str] = set()
@@ -145,6 +153,12 @@ class _Composer:
             with self._stage("finalize_if_empty"):
                 self.messages.append({"role": "user", "content": prompts.FINALIZE_IF_EMPTY})
                 draft = self._chat_text()
+        if not draft.strip():
+            # Evidence was found, but nothing in it answers: the guidance answer, never a near answer.
+            self.trace.outcome = "no_evidence"
+            self.trace.outcome_reason = "근거에서 질문에 답하는 문장을 찾지 못해 안내 문구로 답했습니다."
+            self.trace.final_text = prompts.guidance_answer()
+            return self.trace
         with self._stage("verification"):
             final = self._verify_and_rewrite(draft)
         if not final:
@@ -152,7 +166,7 @@ class _Composer:
             self.trace.outcome_reason = "검증을 통과한 문장이 남지 않아 보류했습니다."
             return self.trace
         self.trace.outcome = "answered"
-        self.trace.final_text = final + self._references()
+        self.trace.final_text = final + self._references(final)
         return self.trace
 
     def _tool_loop(self, specs) -> str:
@@ -161,12 +175,30 @@ class _Composer:
             if not reply.tool_calls:
                 return reply.content
             self.messages.append(self._masked_message(reply.as_message()))
+            executions = []
             for call in reply.tool_calls:
                 arguments = call.raw_arguments if call.raw_arguments else json.dumps(call.arguments)
-                execution = tool_execute(self.tool_context, call.name, self._masked(arguments))
+                executions.append(tool_execute(self.tool_context, call.name, self._masked(arguments)))
+            self._reconcile(executions)
+            for call, execution in zip(reply.tool_calls, executions, strict=True):
                 self._record(execution, round_=0, forced=False)
                 self.messages.append(tool_result_message(call.id, execution.model_text))
         return ""
+
+    def _reconcile(self, executions: list[ToolExecution]) -> None:
+        """Two values for one subject among the searches of one round: the losing statement is taken out of its
+        tool result before the model reads it (agent.knowledge.reconcile)."""
+        searched = [e for e in executions if e.name in RETRIEVAL_TOOLS and e.result and e.result.evidence]
+        kept, removed = evidence_reconcile([item for e in searched for item in e.result.evidence])
+        if not removed:
+            return
+        self.trace.reconciled.extend(removed)
+        kept_by_reference = {item.reference: item for item in kept}
+        for execution in searched:
+            items = [
+                kept_by_reference[i.reference] for i in execution.result.evidence if i.reference in kept_by_reference
+            ]
+            execution.result = ToolResult(text=evidence_text(items), evidence=items)
 
     def _verify_and_rewrite(self, draft: str) -> str:
         judge = make_llm_judge(self.provider) if self.provider.name != "local" else None
@@ -226,10 +258,12 @@ class _Composer:
             self._forced_ids += 1
             call_id = f"forced-{self._forced_ids}"
             execution = tool_execute(self.tool_context, name, {"query": query})
-            self._record(execution, round_=round_, forced=True)
             calls.append((call_id, name, execution))
         if not calls:
             return
+        self._reconcile([execution for _, _, execution in calls])
+        for _, _, execution in calls:
+            self._record(execution, round_=round_, forced=True)
         self.messages.append(
             {
                 "role": "assistant",
@@ -279,10 +313,13 @@ class _Composer:
             for call in self.trace.tool_calls
         )
 
-    def _references(self) -> str:
+    def _references(self, answer: str) -> str:
+        """Source URLs of the FAQ entries the answer's sentences came from (not of every FAQ entry retrieved)."""
+        evidence = [item for _, item in self.trace.evidence]
+        used = {reference for source in sentence_sources(answer, evidence) for reference in source.references}
         urls = []
-        for _, item in self.trace.evidence:
-            if item.source_kind == "faq" and item.url and item.url not in urls:
+        for item in evidence:
+            if item.source_kind == "faq" and item.url and item.reference in used and item.url not in urls:
                 urls.append(item.url)
         urls = urls[: settings.AGENT_REFERENCE_URL_LIMIT]
         return ("\n\n참고 자료:\n" + "\n".join(urls)) if urls else ""

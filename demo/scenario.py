@@ -54,12 +54,10 @@ ROOMS = [
 ]
 
 
-def run(out) -> None:
+def demo_data_load(out):
+    """The demo dataset alone (vendors, records and products, company data, FAQ, knowledge hub) and the demo
+    login; safe to run again. Returns the demo staff user."""
     write = _Printer(out)
-    root = Path(settings.VAR_DIR) / "demo"
-    # A fresh simulated client DB each run, so the edge programs' checkpoints and job state start fresh too.
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
     write.title("1. 데모 데이터")
     staff = _demo_user()
     vendors = vendors_import_csv(DATA / "vendors.csv")
@@ -74,6 +72,16 @@ def run(out) -> None:
     write.line(f"지식 허브 문서: {sum(hub.values())}건, 워크스페이스 {len(hub)}곳")
     Vendor.objects.filter(code="1013").update(answer_mode="review")
     write.line("하나식품(1013)은 '검토 후 발송' 모드: 답변은 직원 승인을 기다립니다.")
+    return staff
+
+
+def run(out) -> None:
+    write = _Printer(out)
+    root = Path(settings.VAR_DIR) / "demo"
+    # A fresh simulated client DB each run, so the edge programs' checkpoints and job state start fresh too.
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    staff = demo_data_load(out)
 
     write.title("2. 엣지 기기 페어링")
     uploader_token = _paired_token(staff, "데모 업로더 PC", Device.Role.UPLOADER)

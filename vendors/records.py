@@ -52,8 +52,17 @@ _MAX_QUERY_TOKENS = 8
 # Question words never name anything in a record; matching them only adds noise. A token is dropped when it
 # starts with one of these stems (`얼마예요`, `얼마죠`, `알려주세요`, `궁금합니다`, `되나요`).
 _QUESTION_STEMS = ("얼마", "어떻게", "어떤", "언제", "무엇", "뭐", "뭔", "알려", "궁금", "있나", "있어", "있을까",
-                   "되나", "되어", "됩니", "될까", "인가", "인지", "혹시", "부탁", "확인해")  # fmt: skip
-_QUESTION_WORDS = frozenset(["문의", "문의드립니다", "좀", "주세요"])
+                   "되나", "되어", "됩니", "될까", "인가", "인지", "혹시", "부탁", "확인해", "며칠", "몇",
+                   "돼", "되요")  # fmt: skip
+_QUESTION_WORDS = frozenset(
+    ["문의", "문의드립니다", "좀", "주세요", "지금", "현재", "저희", "매달", "매월", "진행", "중인", "이번"]
+)
+# Verb endings after a verbal noun in questions (`결제돼요`, `발송되나요`, `정산하나요`): the noun is the token.
+_VERBAL_ENDINGS = ("되나요", "되는지", "됩니까", "돼요", "되요", "되죠", "하나요", "합니까", "해요", "하죠", "할까요",
+                   "되었나요", "됐나요", "했나요")  # fmt: skip
+# A compound ending in an aspect syllable (`정산일`, `지급일`, `배송비`, `할인율`) also finds its stem in the records,
+# where the values are written `정산 월`, `지급 예정일`, `할인율`.
+_ASPECT_SUFFIXES = ("일", "율", "률", "비", "액")
 _TOKEN_SPLIT = re.compile(r"[\s,/]+")
 _EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w]+$")
 
@@ -73,6 +82,12 @@ def query_tokens(query: str) -> list[str]:
     for raw in _TOKEN_SPLIT.split(search_normalize(query)):
         bare = _EDGE_PUNCTUATION.sub("", raw)
         token = particle_strip(bare)
+        for ending in _VERBAL_ENDINGS:
+            if bare.endswith(ending) and len(bare) - len(ending) >= _MIN_TOKEN_LENGTH:
+                token = bare[: -len(ending)]
+                break
+        if len(token) >= 3 and token.endswith(_ASPECT_SUFFIXES) and "가" <= token[-2] <= "힣":
+            token = token[:-1]
         if (
             len(token) < _MIN_TOKEN_LENGTH
             or token in tokens
@@ -158,10 +173,12 @@ def product_evidence_text(product: Product, brand_name: str | None) -> str:
 
 # A token scores 1 when it is a substring of the row's search text; in the similar pass a token no exact hit
 # contains scores its pg_trgm word similarity instead (when it clears RECORDS_TRGM_WORD_SIMILARITY). A row's
-# score is the mean over the query's tokens; a record whose validity ended loses 0.1 so current terms come first.
+# score is the mean over the query's tokens. A record with an effective period is a candidate only when that period
+# overlaps the days the question is about (today, or the period it names): an ended promotion or a superseded
+# contract is no evidence for a question about now, and one that starts later only for a question about what is
+# coming.
 # The SQL is written out (parameters only, never interpolated values): it is the hot path, and the ORM spent more
 # time compiling these CASE expressions than PostgreSQL spent running them.
-_EXPIRED_PENALTY = 0.1
 _TRIGRAM_MIN_WORD_CHARS = 3  # shorter tokens share trigrams with half of any text (`or`, `1=1`)
 _NON_WORD = re.compile(r"\W")
 _LIKE = "t.search_text LIKE %s ESCAPE '\\'"
@@ -172,7 +189,9 @@ def _like_pattern(token: str) -> str:
     return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _search_pass(model, *, vendor_id: int, tokens: list[str], similar_tokens: list[str], limit: int) -> list:
+def _search_pass(
+    model, *, vendor_id: int, tokens: list[str], similar_tokens: list[str], limit: int, window: tuple
+) -> list:
     """One model's rows of one vendor, scored and ordered in SQL. With `similar_tokens` this is the similar pass
     (candidates by pg_trgm `%>`), without it the exact pass (candidates by LIKE)."""
     scores, score_params, candidates, candidate_params = [], [], [], []
@@ -192,18 +211,22 @@ def _search_pass(model, *, vendor_id: int, tokens: list[str], similar_tokens: li
                 candidates.append(_LIKE)
                 candidate_params.append(pattern)
     score = f"({' + '.join(scores)}) / {float(len(tokens))}"
+    in_force, in_force_params = "", []
     if model is VendorRecord:
-        score += f" - CASE WHEN t.effective_to < %s THEN {_EXPIRED_PENALTY} ELSE 0.0 END"
-        score_params.append(timezone.localdate().isoformat())
         columns, join = "t.*", ""
+        in_force = "AND (t.effective_to IS NULL OR t.effective_to >= %s) "
+        in_force_params = [window[0].isoformat()]
+        if window[1] is not None:
+            in_force += "AND (t.effective_from IS NULL OR t.effective_from <= %s) "
+            in_force_params.append(window[1].isoformat())
     else:
         columns, join = "t.*, b.name AS brand_name", f"LEFT JOIN {Brand._meta.db_table} b ON b.id = t.brand_id"
     sql = (
         f"SELECT {columns}, CAST({score} AS double precision) AS score FROM {model._meta.db_table} t {join} "
-        f"WHERE t.vendor_id = %s AND ({' OR '.join(candidates)}) "
+        f"WHERE t.vendor_id = %s AND ({' OR '.join(candidates)}) {in_force}"
         "ORDER BY score DESC, t.updated_at DESC, t.id DESC LIMIT %s"
     )
-    return list(model.objects.raw(sql, [*score_params, vendor_id, *candidate_params, limit]))
+    return list(model.objects.raw(sql, [*score_params, vendor_id, *candidate_params, *in_force_params, limit]))
 
 
 def _merged(exact: list, similar: list, limit: int) -> list:
@@ -214,17 +237,32 @@ def _merged(exact: list, similar: list, limit: int) -> list:
     return sorted(best.values(), key=lambda row: (-row.score, -row.updated_at.timestamp(), -row.pk))[:limit]
 
 
-def vendor_records_search(*, vendor: Vendor, query: str, limit: int) -> list[EvidenceItem]:
+# Words that ask about what is coming: records that start after the question's dates are evidence then.
+_FUTURE_CUES = ("예정", "다음", "앞으로", "다가오는", "내년", "예약", "사전")
+
+
+def _records_window(query: str, on: datetime.date | None) -> tuple:
+    """(first day, last day or None) a record's effective period must overlap; None: open towards the future."""
+    from agent.knowledge.periods import question_window
+
+    window = question_window(query, today=on)
+    return window.start, None if any(cue in query for cue in _FUTURE_CUES) else window.end
+
+
+def vendor_records_search(
+    *, vendor: Vendor, query: str, limit: int, on: datetime.date | None = None
+) -> list[EvidenceItem]:
     """The vendor's records and products that match `query`, best first, as evidence items (unmasked).
 
     The vendor filter is part of every query, so another vendor's row can never be returned: asking for it
     by its exact title, SKU or vendor name gives the same empty list as asking for something that does not
-    exist.
+    exist. Records are in force on `on` (default today) or in the period the question names (see
+    `_records_window`).
     """
     tokens = query_tokens(query)
     if limit <= 0 or not tokens:
         return []
-    scope = {"vendor_id": vendor.pk, "tokens": tokens, "limit": limit}
+    scope = {"vendor_id": vendor.pk, "tokens": tokens, "limit": limit, "window": _records_window(query, on)}
     records = _search_pass(VendorRecord, similar_tokens=[], **scope)
     products = _search_pass(Product, similar_tokens=[], **scope)
     found_in = [row.search_text for row in [*records, *products]]
@@ -261,6 +299,7 @@ def _record_item(record: VendorRecord) -> EvidenceItem:
             "effective_to": record.effective_to.isoformat() if record.effective_to else None,
             "source": record.source,
             "source_id": record.source_id,
+            "as_of": (record.effective_from or record.updated_at.date()).isoformat(),
         },
     )
 

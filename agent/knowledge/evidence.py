@@ -13,12 +13,14 @@ Every item is masked (other vendors' names → `[다른 벤더]`, counted in mas
 body may name another vendor. Masking runs before de-duplication, so items are compared as the model sees them.
 Two items are one when they share a reference, or when their normalised texts are at least
 EVIDENCE_DEDUP_SIMILARITY alike and carry the same numbers (two prices differing by one digit stay two items);
-the earlier one in the order is kept.
+the earlier one in the order is kept. Then two values for one subject are reconciled (`reconcile`): the
+vendor's own record over shared knowledge, the newer over the older; the losing statement is not returned.
 
 A source that raises is logged and named in `failed_sources`; the others still answer. A masking failure is not
 a source failure: it propagates, because unmasked evidence must never be returned.
 """
 
+import datetime
 import logging
 import re
 import time
@@ -31,6 +33,7 @@ from django.conf import settings
 from rapidfuzz import fuzz
 
 from agent.knowledge.masking import mask_evidence
+from agent.knowledge.reconcile import evidence_reconcile
 from agent.knowledge.types import EvidenceItem
 
 logger = logging.getLogger(__name__)
@@ -72,34 +75,36 @@ class EvidenceResult:
         }
 
 
-def _record_search(question: str, counterpart, limit: int) -> Callable[[], list[EvidenceItem]]:
+def _record_search(question: str, counterpart, limit: int, on) -> Callable[[], list[EvidenceItem]]:
     from vendors.records import vendor_records_search
 
-    return lambda: vendor_records_search(vendor=counterpart, query=question, limit=limit)
+    return lambda: vendor_records_search(vendor=counterpart, query=question, limit=limit, on=on)
 
 
-def _faq_search(question: str, counterpart, limit: int) -> Callable[[], list[EvidenceItem]]:
+def _faq_search(question: str, counterpart, limit: int, on) -> Callable[[], list[EvidenceItem]]:
     from agent.knowledge.faq import faq_search
 
     return lambda: faq_search(question, limit=limit)
 
 
-def _hub_search(question: str, counterpart, limit: int) -> Callable[[], list[EvidenceItem]]:
+def _hub_search(question: str, counterpart, limit: int, on) -> Callable[[], list[EvidenceItem]]:
     from agent.knowledge.hub import hub_search_start
 
-    return hub_search_start(question, limit=limit)  # already running on the hub's loop thread
+    return hub_search_start(question, limit=limit, on=on)  # already running on the hub's loop thread
 
 
 # Each source is started, then finished. The hub starts first: its search runs on its own loop thread while the
 # records and the FAQ are searched in this one, so a call costs about the slower of the two, not their sum.
-_STARTS: dict[str, Callable[[str, object, int], Callable[[], list[EvidenceItem]]]] = {
+_STARTS: dict[str, Callable[..., Callable[[], list[EvidenceItem]]]] = {
     "hub": _hub_search,
     "record": _record_search,
     "faq": _faq_search,
 }
 
 
-def evidence_for(question: str, counterpart, *, budget: EvidenceBudget | None = None) -> EvidenceResult:
+def evidence_for(
+    question: str, counterpart, *, budget: EvidenceBudget | None = None, on: datetime.date | None = None
+) -> EvidenceResult:
     """Ordered, masked, de-duplicated evidence for `question` asked by `counterpart` (the resolved Vendor).
 
     `timings_ms` per source is the time it held this thread (starting it and waiting for it), so the hub's time
@@ -113,7 +118,7 @@ def evidence_for(question: str, counterpart, *, budget: EvidenceBudget | None = 
     for source, start in _STARTS.items():
         if limits[source] > 0:
             with _held(timings, source):
-                finish = _guarded(source, failed, start, question, counterpart, limits[source])
+                finish = _guarded(source, failed, start, question, counterpart, limits[source], on)
             if finish is not None:
                 running[source] = finish
     collected: list[EvidenceItem] = []
@@ -124,7 +129,8 @@ def evidence_for(question: str, counterpart, *, budget: EvidenceBudget | None = 
             collected.extend(sorted(items, key=lambda item: -item.score)[: limits[source]])  # the budget holds
     with _held(timings, "mask"):
         masked = mask_evidence(collected, counterpart=counterpart)
-    return EvidenceResult(items=_deduplicate(masked), failed_sources=failed, timings_ms=timings)
+    items, _ = evidence_reconcile(_deduplicate(masked))
+    return EvidenceResult(items=items, failed_sources=failed, timings_ms=timings)
 
 
 @contextmanager

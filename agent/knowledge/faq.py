@@ -84,6 +84,7 @@ class _Candidate:
     dense_score: float | None = None
     question_vector: list | None = None
     passage_vector: list | None = None
+    as_of: str | None = None  # when the entry was written at its source (ISO 8601): the newer answer wins
     fused: float = 0.0
     rerank_score: float = 0.0
 
@@ -183,6 +184,7 @@ def _candidate(hit, stage: str, *, dense_score: float | None = None) -> _Candida
         dense_score=dense_score,
         question_vector=vectors.get("dense"),
         passage_vector=vectors.get(PASSAGE),
+        as_of=payload.get("source_created_at"),
     )
 
 
@@ -258,6 +260,7 @@ def _keyword_retry(query, query_vector, reranker, low, trace) -> list[_Candidate
             stage="keyword",
             question_vector=stored.get(str(entry.point_id), {}).get("dense"),
             passage_vector=stored.get(str(entry.point_id), {}).get(PASSAGE),
+            as_of=entry.source_created_at.isoformat() if entry.source_created_at else None,
         )
         for entry in matches
     ]
@@ -327,6 +330,7 @@ def _evidence(candidate: _Candidate, confidence) -> EvidenceItem:
             "dense_score": None if candidate.dense_score is None else round(candidate.dense_score, 4),
             "category": candidate.category,
             "confidence": level,
+            "as_of": candidate.as_of,
         },
     )
 

@@ -12,6 +12,7 @@ scored by the cosine similarity of its stored vector to the question.
 """
 
 import contextlib
+import datetime
 import hashlib
 import logging
 import os
@@ -19,7 +20,7 @@ import re
 import shutil
 import threading
 import time
-from collections import namedtuple
+from collections import Counter, namedtuple
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,11 +37,14 @@ from agent.knowledge.hub_storage import POSTGRES, HubStorageError, storage_kind,
 from agent.knowledge.korean_terms import (
     BRAND,
     ORGANIZATION,
+    PROPER_NOUN_KINDS,
     ProperNounLexicon,
     query_keywords,
     terms_extract,
     text_normalise,
 )
+from agent.knowledge.passages import Unit, chunk_units, unit_from_line
+from agent.knowledge.periods import Period, in_force, period_in, question_window
 from agent.knowledge.types import EvidenceItem
 from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeWorkspace
 from monitoring.services import audit_record
@@ -136,6 +140,16 @@ def hub_document_ingest(
     The same text in the same workspace is one document: it is not stored twice, and ingested again only if an
     earlier attempt did not succeed. Returns the document, `INGESTED` or `FAILED` (with the error).
     """
+    document = _document_store(
+        workspace=workspace, title=title, content=content, source=source, file_name=file_name, actor=actor
+    )
+    if document.status == KnowledgeDocument.Status.INGESTED:
+        return document
+    return hub_document_reingest(document=document, actor=actor)
+
+
+def _document_store(*, workspace, title: str, content: str, source: str, file_name: str, actor) -> KnowledgeDocument:
+    """The document row for this text in this workspace, created (with its audit row) if it is new."""
     workspace = _workspace_resolve(workspace)
     content = _content_clean(content)
     actor_kind, actor_id = _actor_fields(actor)
@@ -164,6 +178,40 @@ def hub_document_ingest(
     if document.status == KnowledgeDocument.Status.RETIRED:
         return hub_document_restore(document=document, actor=actor)
     return hub_document_reingest(document=document, actor=actor)
+
+
+_domain_terms_lock = threading.Lock()
+_domain_terms_state = {"signature": None, "terms": frozenset()}
+
+
+def domain_terms_get() -> frozenset[str]:
+    """The common nouns the local extractor may make entities of: those found in at least two stored documents
+    (of any workspace) or in a product name of the catalogue. A word of one document only is rarely a thing
+    (`정확`, `다른`), a word two documents share usually is (`세금계산서`, `물류센터`). Rebuilt when the documents or
+    the products change; only ingestion asks for it."""
+    from vendors.models import Product
+
+    signature = (
+        # A replaced document keeps its row: its new text shows as a newer ingestion.
+        tuple(
+            KnowledgeDocument.objects.aggregate(count=Count("pk"), latest=Max("pk"), ingested=Max("ingested_at")).values()
+        ),
+        tuple(Product.objects.aggregate(count=Count("pk"), latest=Max("updated_at")).values()),
+    )
+    with _domain_terms_lock:
+        if _domain_terms_state["signature"] != signature:
+            counts: Counter = Counter()
+            for content in KnowledgeDocument.objects.values_list("content", flat=True).iterator():
+                counts.update({term.name for term in terms_extract(content) if term.kind not in PROPER_NOUN_KINDS})
+            catalogue = {
+                term.name
+                for name in Product.objects.values_list("name", flat=True).distinct().iterator()
+                for term in terms_extract(name)
+                if term.kind not in PROPER_NOUN_KINDS
+            }
+            _domain_terms_state["terms"] = frozenset(name for name, count in counts.items() if count >= 2) | catalogue
+            _domain_terms_state["signature"] = signature
+        return _domain_terms_state["terms"]
 
 
 def _hub_file_path(document: KnowledgeDocument) -> str:
@@ -220,6 +268,7 @@ def _ingest_locked(runtime, workspace, document, *, actor, revision_moved: bool)
                 lexicon=lexicon_get(max_age_seconds=0),
                 entities_per_chunk=settings.KNOWLEDGE_HUB_ENTITIES_PER_CHUNK,
                 relations_per_chunk=settings.KNOWLEDGE_HUB_RELATIONS_PER_CHUNK,
+                domain_terms=domain_terms_get(),
             )
             write = hub_graph.graph_insert(runtime, workspace.slug, workspace.revision, draft)
         counts = runtime.call(write, timeout=settings.KNOWLEDGE_HUB_INGEST_TIMEOUT_SECONDS)
@@ -475,20 +524,27 @@ def hub_demo_load(*, directory: Path | None = None, actor="demo") -> dict[str, i
     Returns the number of documents now ingested per workspace slug.
     """
     directory = Path(directory or DEMO_KNOWLEDGE_DIR)
+    # Every document is stored before any is ingested, so the first one's entities already know which of its
+    # nouns the others share (domain_terms_get).
+    documents = [
+        _document_store(
+            workspace=folder.name,
+            title=document_title(path.read_text(encoding="utf-8"), path.stem),
+            content=path.read_text(encoding="utf-8"),
+            source="demo",
+            file_name=path.name,
+            actor=actor,
+        )
+        for folder in sorted(path for path in directory.iterdir() if path.is_dir())
+        for path in sorted(folder.glob("*.md"))
+    ]
     loaded: dict[str, int] = {}
-    for folder in sorted(path for path in directory.iterdir() if path.is_dir()):
-        for path in sorted(folder.glob("*.md")):
-            content = path.read_text(encoding="utf-8")
-            document = hub_document_ingest(
-                workspace=folder.name,
-                title=document_title(content, path.stem),
-                content=content,
-                source="demo",
-                file_name=path.name,
-                actor=actor,
-            )
-            if document.status == KnowledgeDocument.Status.INGESTED:
-                loaded[folder.name] = loaded.get(folder.name, 0) + 1
+    for document in documents:
+        if document.status != KnowledgeDocument.Status.INGESTED:
+            document = hub_document_reingest(document=document, actor=actor)
+        if document.status == KnowledgeDocument.Status.INGESTED:
+            slug = document.workspace.slug
+            loaded[slug] = loaded.get(slug, 0) + 1
     return loaded
 
 
@@ -627,20 +683,23 @@ def workspaces_route(query: str, workspaces: list[WorkspaceRow]) -> list[Workspa
     return [workspace for workspace in workspaces if workspace in hits or workspace in always]
 
 
-def hub_search(query: str, *, workspaces: list[str] | None = None, limit: int | None = None) -> list[EvidenceItem]:
+def hub_search(
+    query: str, *, workspaces: list[str] | None = None, limit: int | None = None, on: datetime.date | None = None
+) -> list[EvidenceItem]:
     """Evidence for a question from the hub: chunks, entities and relations, best first.
 
     `workspaces`: slugs to ask (enabled ones only); None routes the question (`workspaces_route`), and a question
     routing cannot narrow is asked of the KNOWLEDGE_HUB_UNROUTED_WORKSPACES workspaces nearest to it in content
     (plus the `*` ones; 0 asks every enabled workspace). Never calls an LLM. A question too short for retrieval,
     a hub that is unavailable, or a failing workspace gives fewer or no items, never an exception (each failure
-    is logged; `hub_status` reports the hub's health).
+    is logged; `hub_status` reports the hub's health). Passages whose section names a period are kept only when
+    it overlaps the days the question is about (`periods.question_window`, from `on`, default today).
     """
-    return hub_search_start(query, workspaces=workspaces, limit=limit)()
+    return hub_search_start(query, workspaces=workspaces, limit=limit, on=on)()
 
 
 def hub_search_start(
-    query: str, *, workspaces: list[str] | None = None, limit: int | None = None
+    query: str, *, workspaces: list[str] | None = None, limit: int | None = None, on: datetime.date | None = None
 ) -> Callable[[], list[EvidenceItem]]:
     """`hub_search` in two halves: starts the search on the hub's loop thread and returns at once a function that
     waits for it and gives the items. The caller's thread is free meanwhile (the evidence service searches the
@@ -662,6 +721,7 @@ def hub_search_start(
     if not rows:
         return list
     always = frozenset(row.slug for row in rows if ALWAYS_ASKED in (row.routing_keywords or []))
+    window = question_window(query, today=on)
     hl_keywords, ll_keywords = query_keywords(query, lexicon_get())
     deadline = time.monotonic() + settings.KNOWLEDGE_HUB_SEARCH_TIMEOUT_SECONDS
     try:
@@ -687,43 +747,71 @@ def hub_search_start(
         except HubError as error:
             logger.warning("knowledge hub search failed: %s", error)
             return []
-        return _evidence_items(hits, limit)
+        return _evidence_items(hits, limit, window)
 
     return finish
 
 
-def _evidence_items(hits: list, limit: int) -> list[EvidenceItem]:
+def _hit_units(hit) -> list[Unit]:
+    if hit.kind == "chunk":
+        return chunk_units(hit.text)
+    return [unit_from_line(line) for line in hit.text.split("\n") if line.strip()]
+
+
+def _unit_period(unit: Unit, year: int, periods: dict[str, Period | None]) -> Period | None:
+    """A passage's effective period is the one its section path names (`… 특가전 (11월 10일 ~ 11월 30일)`)."""
+    if unit.path not in periods:
+        periods[unit.path] = period_in(unit.path, year=year) if unit.path else None
+    return periods[unit.path]
+
+
+def _evidence_items(hits: list, limit: int, window: Period) -> list[EvidenceItem]:
+    """Hits as passages: the units of each hit (best first) that no better hit already gave and that are in force
+    on the question's dates, one `[path] sentence` line each; a hit left with nothing new is dropped."""
     floor = settings.KNOWLEDGE_HUB_MIN_SCORE
     hits = sorted((hit for hit in hits if hit.score >= floor), key=lambda hit: -hit.score)
-    chosen, seen_texts = [], set()
+    chosen, seen_keys, periods = [], set(), {}
+    year = (window.start or window.end or timezone.localdate()).year
+    units_of = {id(hit): _hit_units(hit) for hit in hits}
+    # A sentence a retrieved chunk holds is read in its chunk, in its order, not again through an entity or a
+    # relation that quotes it.
+    in_chunks = {unit.key for hit in hits if hit.kind == "chunk" for unit in units_of[id(hit)]}
     for hit in hits:
-        if hit.text in seen_texts:
+        units = units_of[id(hit)]
+        fresh = [
+            unit
+            for unit in dict.fromkeys(units)
+            if unit.key not in seen_keys
+            and (hit.kind == "chunk" or unit.key not in in_chunks)
+            and in_force(_unit_period(unit, year, periods), window)
+        ]
+        seen_keys.update(unit.key for unit in fresh)
+        if not fresh:
             continue
-        seen_texts.add(hit.text)
-        chosen.append(hit)
+        chosen.append((hit, fresh))
         if len(chosen) == limit:
             break
-    document_ids = {_document_id(path) for hit in chosen for path in hit.file_paths} - {None}
+    document_ids = {_document_id(path) for hit, _ in chosen for path in hit.file_paths} - {None}
     documents = {
         row["pk"]: row
         for row in KnowledgeDocument.objects.filter(
             pk__in=document_ids, status=KnowledgeDocument.Status.INGESTED
-        ).values("pk", "title", "source", "file_name")
+        ).values("pk", "title", "source", "file_name", "created_at")
     }
     items = []
-    for hit in chosen:
+    for hit, units in chosen:
         cited = {_document_id(path) for path in hit.file_paths} - {None}
         if cited and not cited & documents.keys():
             continue  # every document it came from was retired or deleted meanwhile: never evidence
         document = next(
             (documents[pk] for pk in map(_document_id, hit.file_paths) if pk in documents),
-            {"pk": None, "title": "", "source": "", "file_name": ""},
+            {"pk": None, "title": "", "source": "", "file_name": "", "created_at": None},
         )
         items.append(
             EvidenceItem(
                 source_kind="hub",
                 reference=f"hub:{hit.workspace}:{hit.item_id}",
-                text=hit.text,
+                text="\n".join(unit.line() for unit in units),
                 score=round(hit.score, 4),
                 workspace=hit.workspace,
                 title=document["title"],
@@ -732,6 +820,7 @@ def _evidence_items(hits: list, limit: int) -> list[EvidenceItem]:
                     "document_id": document["pk"],
                     "source": document["source"],
                     "file_name": document["file_name"],
+                    "as_of": document["created_at"].isoformat() if document["created_at"] else None,
                     **({"entity_type": hit.entity_type} if hit.entity_type else {}),
                 },
             )

@@ -2,9 +2,11 @@
 
 Chunks follow the document's own structure: a Markdown heading starts a new chunk and is repeated at the top of
 each chunk of its section, paragraphs are packed up to a size, and an oversized paragraph is cut at sentence
-ends. Entities are the terms of `korean_terms` (proper nouns always, then the most frequent nouns of the chunk);
-each entity's description is the sentences it appears in. Two entities in one sentence are related, and that
-sentence describes the relation.
+ends. Entities are the terms of `korean_terms`: proper nouns always, then the chunk's most frequent domain nouns
+(nouns found in at least two documents or in the product catalogue — a word of one document is rarely a thing).
+Each entity's description is the statements it appears in, each written `[section path] sentence` (see
+`passages`); two entities in one statement are related, and that statement describes the relation. Headings
+are context, never statements.
 """
 
 import re
@@ -17,11 +19,11 @@ from agent.knowledge.korean_terms import (
     terms_extract,
     text_normalise,
 )
+from agent.knowledge.passages import chunk_units
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*$")
 _BLANK_LINES = re.compile(r"\n\s*\n")
 DESCRIPTION_MAX_CHARS = 600
-SENTENCE_MAX_CHARS = 300
 
 
 @dataclass
@@ -110,37 +112,46 @@ def graph_draft_build(
     lexicon: ProperNounLexicon | None,
     entities_per_chunk: int,
     relations_per_chunk: int,
+    domain_terms: frozenset[str] | None = None,
 ) -> GraphDraft:
+    """The graph one document adds. `domain_terms` are the common nouns that may become entities (those found
+    in at least two documents or in the product catalogue); None lets every noun qualify."""
     draft = GraphDraft(doc_id=doc_id, file_path=file_path, chunks={}, entities={}, relations={})
     for index, chunk in enumerate(chunks):
         alias = f"{doc_id}-{index}"
         draft.chunks[alias] = chunk
-        _chunk_graph_add(draft, alias, chunk, lexicon, entities_per_chunk, relations_per_chunk)
+        _chunk_graph_add(draft, alias, chunk, lexicon, entities_per_chunk, relations_per_chunk, domain_terms)
     return draft
 
 
-def _chunk_graph_add(draft, alias, chunk, lexicon, entities_per_chunk, relations_per_chunk):
-    normalised = text_normalise(chunk)
-    sentences = sentences_split(normalised)
-    terms = terms_extract(normalised, lexicon)
-    selected = _entities_select(terms, entities_per_chunk)
+def _chunk_graph_add(draft, alias, chunk, lexicon, entities_per_chunk, relations_per_chunk, domain_terms):
+    # The statements of the chunk, each with its section path: a heading is never a statement, so it neither
+    # names a relation nor describes an entity.
+    units = chunk_units(text_normalise(chunk))
+    unit_terms = [
+        [
+            term
+            for term in terms_extract(unit.text, lexicon)
+            if term.kind in PROPER_NOUN_KINDS or domain_terms is None or term.name in domain_terms
+        ]
+        for unit in units
+    ]
+    selected = _entities_select([term for terms in unit_terms for term in terms], entities_per_chunk)
 
-    sentence_entities: list[list[str]] = [[] for _ in sentences]
-    for term in terms:
-        if term.name not in selected:
-            continue
-        index = _sentence_index(sentences, term.start)
-        if index is None:
-            continue
-        entity = draft.entities.get(term.name)
-        if entity is None:
-            entity = draft.entities[term.name] = EntityDraft(name=term.name, kind=selected[term.name])
-        elif entity.kind not in PROPER_NOUN_KINDS and selected[term.name] in PROPER_NOUN_KINDS:
-            entity.kind = selected[term.name]
-        _append_unique(entity.chunk_aliases, alias)
-        _append_unique(entity.sentences, _clip(sentences[index][1]))
-        if term.name not in sentence_entities[index]:
-            sentence_entities[index].append(term.name)
+    sentence_entities: list[list[str]] = [[] for _ in units]
+    for index, (unit, terms) in enumerate(zip(units, unit_terms, strict=True)):
+        for term in terms:
+            if term.name not in selected:
+                continue
+            entity = draft.entities.get(term.name)
+            if entity is None:
+                entity = draft.entities[term.name] = EntityDraft(name=term.name, kind=selected[term.name])
+            elif entity.kind not in PROPER_NOUN_KINDS and selected[term.name] in PROPER_NOUN_KINDS:
+                entity.kind = selected[term.name]
+            _append_unique(entity.chunk_aliases, alias)
+            _append_unique(entity.sentences, unit.line())
+            if term.name not in sentence_entities[index]:
+                sentence_entities[index].append(term.name)
 
     pairs = []
     for index, names in enumerate(sentence_entities):
@@ -155,7 +166,7 @@ def _chunk_graph_add(draft, alias, chunk, lexicon, entities_per_chunk, relations
         if relation is None:
             relation = draft.relations[key] = RelationDraft(source=key[0], target=key[1])
         _append_unique(relation.chunk_aliases, alias)
-        _append_unique(relation.sentences, _clip(sentences[index][1]))
+        _append_unique(relation.sentences, units[index].line())
         relation.occurrences[alias] = relation.occurrences.get(alias, 0) + 1
 
 
@@ -172,20 +183,9 @@ def _entities_select(terms, limit: int) -> dict[str, str]:
     return selected
 
 
-def _sentence_index(sentences: list[tuple[int, str]], offset: int) -> int | None:
-    for index in range(len(sentences) - 1, -1, -1):
-        if sentences[index][0] <= offset:
-            return index
-    return None
-
-
 def _append_unique(values: list, value) -> None:
     if value not in values:
         values.append(value)
-
-
-def _clip(sentence: str) -> str:
-    return sentence if len(sentence) <= SENTENCE_MAX_CHARS else sentence[: SENTENCE_MAX_CHARS - 1] + "…"
 
 
 def description_merge(existing: str, sentences: list[str]) -> str:

@@ -509,35 +509,36 @@ async def _workspace_search(
         )
         for chunk in chunks
     ]
-    chunk_texts = [hit.text for hit in hits]
+    # An entity or relation reads as its description, one `[section path] sentence` line each, without its
+    # name as a label: the same sentence reached through a chunk is then recognisably the same (hub.py merges).
     for entity, entity_id in zip(entities, entity_ids, strict=True):
         description = _description_of(entity)
-        if description and not _told_by(description, chunk_texts):
-            text = f"{entity['entity_name']}: {description.replace(chr(10), ' ')}"
+        if description:
             hits.append(
                 Hit(
                     slug,
                     "entity",
                     entity_id,
-                    text,
-                    score(text, entity_id),
+                    description,
+                    score(f"{entity['entity_name']} {description}", entity_id),
                     tuple(_field_values(entity, "file_path")),
                     entity.get("entity_type", ""),
                 )
             )
     for relation, ids in zip(relations, relation_ids, strict=True):
         description = _description_of(relation)
-        if description and not _told_by(description, chunk_texts):
-            text = f"{relation['src_id']} — {relation['tgt_id']}: {description.replace(chr(10), ' ')}"
+        if description:
             hits.append(
-                Hit(slug, "relation", ids[0], text, score(text, *ids), tuple(_field_values(relation, "file_path")))
+                Hit(
+                    slug,
+                    "relation",
+                    ids[0],
+                    description,
+                    score(f"{relation['src_id']} {relation['tgt_id']} {description}", *ids),
+                    tuple(_field_values(relation, "file_path")),
+                )
             )
     return hits
-
-
-def _told_by(description: str, chunk_texts: list[str]) -> bool:
-    """An entity or relation whose every sentence is already in a retrieved chunk adds nothing to the evidence."""
-    return all(any(line.rstrip("…") in text for text in chunk_texts) for line in description.split("\n") if line)
 
 
 def _cosine(query_vector: np.ndarray, vector) -> float:

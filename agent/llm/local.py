@@ -1,9 +1,10 @@
 """The embedded default provider: a deterministic answerer that can only repeat the evidence.
 
 In the tool loop it first asks for every offered ``search_*`` tool with the question; once tool results are in,
-it answers with the few evidence sentences most relevant to the question, in their original order, inside a
-fixed polite frame that holds no number, brand or promise. Nothing relevant → "" (the pipeline then gives the
-guidance answer). It never writes a value of its own, so it cannot invent one.
+it answers with the evidence sentence that holds the asked aspect's value for the asked subject (`focus`), and
+at most one more from the same passage, copied word for word, the fact first, with no frame around it. No
+sentence answers → "" (the pipeline then gives the guidance answer). It never writes a word of its own, so it
+cannot invent a value.
 """
 
 import json
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from agent.knowledge.passages import heading_only
 from agent.llm import korean_text
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
+from agent.llm.focus import BOUND_WORDS, QuestionFocus, holds_value, question_focus, subject_variants
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
     NO_REWRITE,
@@ -31,8 +34,6 @@ from agent.verification.sentences import split_sentences
 
 MODEL_NAME = "local-extractive"
 SEARCH_TOOL_PREFIX = "search_"
-ANSWER_OPENING = "문의하신 내용 안내드립니다."
-ANSWER_CLOSING = "참고 부탁드립니다."
 JUDGE_REPLY = json.dumps({"verdict": "unsupported", "quote": ""})
 
 # "라벨: 값" lines in tool results: metadata lines are skipped, answer lines keep their value.
@@ -42,8 +43,6 @@ _METADATA_LABELS = korean_text.word_set(
     "source 워크스페이스 workspace 유형 id 태그",
 )
 _ANSWER_LABELS = korean_text.word_set("답변 답 a 내용 설명 본문 요약 안내")
-# Reference markers that open a line ("[1] ", "[FAQ] ") are not part of the sentence.
-_LEADING_TAGS_RE = re.compile(r"^(?:\[[^\]\n]{1,20}\]\s*)+")
 _URL_RE = re.compile(r"^(?:https?://|www\.)\S+$")
 # What the tools add around evidence (agent/tools): no results, refusals, errors, masking notes.
 _BOILERPLATE_PREFIXES = (SYSTEM_CONFIRMATION_TAG, "[도구 거부]", "[도구 오류]", "검색 결과가 없습니다")
@@ -56,25 +55,6 @@ _MIN_SENTENCE_CHARS = 4
 _JSON_METADATA_KEYS = korean_text.word_set(
     "reference url source source_kind workspace score mask_count id kind title status tool error"
 )
-# What a question word asks for, and what in a sentence answers it.
-_ASPECT_CUES = {
-    "얼마": ("원", "가격", "금액", "비용", "단가", "요금", "%"),
-    "언제": ("일", "월", "시", "기간", "까지", "부터", "날짜", "주기"),
-    "어디": ("에서", "위치", "곳", "센터", "주소", "매장"),
-    "어떻게": ("방법", "절차", "통해", "하시면", "순서"),
-    "방법": ("방법", "절차", "통해", "하시면", "순서"),
-    "왜": ("때문", "이유", "위해"),
-}
-_TOKEN_WEIGHT = 0.6
-_BIGRAM_WEIGHT = 0.4
-_ASPECT_BONUS = 0.1
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    text: str
-    position: int
-    score: float
 
 
 class LocalAnswerer:
@@ -139,98 +119,236 @@ def _search_calls(messages: list[Mapping], tools: list[ToolSpec]) -> list[ToolCa
 
 
 def compose_answer(messages: list[Mapping]) -> str:
-    """The framed answer from the evidence sentences most relevant to the question, or "" if none is."""
+    """The evidence sentence(s) that answer the question — the asked aspect's value for the asked subject — copied
+    word for word, the best first; "" when no sentence does (the pipeline then gives the guidance answer)."""
     start = max(latest_question(messages)[0], 0)
     results = [str(message.get("content") or "") for message in messages[start:] if message.get("role") == "tool"]
-    chosen = relevant_sentences(question_of(messages), results, excluded=flagged_texts_in(messages[start:]))
-    if not chosen:
-        return ""
-    return "\n".join([ANSWER_OPENING, *chosen, ANSWER_CLOSING])
+    return "\n".join(
+        answer_sentences(
+            question_of(messages),
+            results,
+            excluded=flagged_texts_in(messages[start:]),
+            counterpart_names=_counterpart_names(messages),
+        )
+    )
 
 
-def relevant_sentences(question: str, tool_results: list[str], *, excluded: set[str] = frozenset()) -> list[str]:
-    """Up to LOCAL_ANSWER_MAX_SENTENCES evidence sentences scoring at least LOCAL_ANSWER_MIN_SCORE against the
-    question, best first when choosing, returned in their original order. When the question names a topic
-    (not just an aspect such as 가격 or 방법), only passages that mention it are used: "단가: 30,000원" of
-    another product is not an answer to "하이패스 단말기 단가"."""
-    question_tokens = list(dict.fromkeys(korean_text.content_tokens(question)))
-    if not question_tokens:
+_COUNTERPART_LINE_RE = re.compile(r"이 방의 거래처:\s*(?P<name>[^\n]+)")
+
+
+def _counterpart_names(messages: list[Mapping]) -> tuple[str, ...]:
+    """The room's vendor as the system prompt names it (answer_system_prompt)."""
+    for message in messages:
+        if message.get("role") == "system":
+            match = _COUNTERPART_LINE_RE.search(str(message.get("content") or ""))
+            if match:
+                return (match["name"].strip(),)
+    return ()
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One evidence sentence or fact as the answerer reads it."""
+
+    text: str  # what would be copied into the answer
+    context: str  # where it stands: the FAQ question, the section path, the record's heading, a fact's label
+    source: str  # "record" | "faq" | "hub" | "" (a tool result of another shape)
+    item: int  # which evidence item it belongs to
+    position: int
+    is_fact: bool = False  # a "label: value" pair of a record rather than a sentence
+
+
+def answer_sentences(
+    question: str,
+    tool_results: list[str],
+    *,
+    excluded: set[str] = frozenset(),
+    counterpart_names: tuple[str, ...] = (),
+) -> list[str]:
+    """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question`: each names the question's subject
+    (in itself or in its context) and, when the question asks for a value, holds a value of that kind. The best
+    comes first; a second one only when it stands next to it in the same evidence item. Statements holding a
+    flagged text are left out."""
+    focus = question_focus(question, counterpart_names=counterpart_names)
+    if not focus.words:
         return []
-    topic = [token.lower() for token in korean_text.topic_tokens(question)]
-    question_bigrams = korean_text.char_bigrams(question_tokens)
-    cues = [cue for word, words_cues in _ASPECT_CUES.items() if word in question for cue in words_cues]
-    floor = settings.LOCAL_ANSWER_MIN_SCORE
-    candidates: list[_Candidate] = []
+    question_bigrams = korean_text.char_bigrams(list(focus.words))
+    scored = []
     seen: set[str] = set()
-    for passage, sentences in _evidence_passages(tool_results):
-        if topic and not any(token in passage for token in topic):
+    for statement in evidence_statements(tool_results):
+        key = _compact(statement.text)
+        if key in seen or any(text and text in statement.text for text in excluded):
             continue
-        for sentence in sentences:
-            key = " ".join(sentence.split())
-            if key in seen or any(text and text in sentence for text in excluded):
-                continue
-            seen.add(key)
-            score = _score(sentence, question_tokens, question_bigrams, cues)
-            if score >= floor:
-                candidates.append(_Candidate(sentence, len(seen), score))
-    best = sorted(candidates, key=lambda candidate: (-candidate.score, candidate.position))
-    best = best[: settings.LOCAL_ANSWER_MAX_SENTENCES]
-    return [candidate.text for candidate in sorted(best, key=lambda candidate: candidate.position)]
+        seen.add(key)
+        judged = _answer_score(statement, focus, question_bigrams)
+        if judged is not None:
+            scored.append((*judged, statement))
+    if not scored:
+        return []
+    scored.sort(key=lambda triple: (-triple[0], triple[2].position))
+    best_score, best_share, best = scored[0]
+    # The vendor's own record wins over shared knowledge when it names the subject as fully and answers nearly as
+    # well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the subject).
+    own_record = next((triple for triple in scored if triple[2].source == "record"), None)
+    if (
+        own_record
+        and best.source != "record"
+        and own_record[1] >= best_share
+        and own_record[0] >= best_score - _RECORD_MARGIN
+    ):
+        best_score, _, best = own_record
+    scored = [(score, statement) for score, _, statement in scored]
+    if best.is_fact:
+        # The record's own sentence stating the same value reads better than its "label: value" pair.
+        value = best.text.split(":", 1)[-1].strip()
+        best_score, best = next(
+            ((score, s) for score, s in scored if s.item == best.item and not s.is_fact and value in s.text),
+            (best_score, best),
+        )
+    chosen = [best]
+    for score, statement in scored[1:]:
+        if len(chosen) >= settings.LOCAL_ANSWER_MAX_SENTENCES:
+            break
+        close = score >= _SECOND_SENTENCE_SHARE * best_score
+        follows = statement.item == best.item and abs(statement.position - best.position) == 1
+        if follows and close and not statement.is_fact and not _repeats(statement, chosen):
+            chosen.append(statement)
+    return [statement.text for statement in chosen]
 
 
-def _score(sentence: str, question_tokens: list[str], question_bigrams: set[str], cues: list[str]) -> float:
-    compact = _compact(sentence)
-    sentence_tokens = set(korean_text.content_tokens(sentence))
-    matched = sum(1 for token in question_tokens if token in sentence_tokens or token.lower() in compact)
-    token_share = matched / len(question_tokens)
-    if not matched:
-        return 0.0
-    sentence_bigrams = {compact[index : index + 2] for index in range(len(compact) - 1)}
-    bigram_share = len(question_bigrams & sentence_bigrams) / len(question_bigrams) if question_bigrams else 0.0
-    bonus = _ASPECT_BONUS if cues and any(cue in sentence for cue in cues) else 0.0
-    return _TOKEN_WEIGHT * token_share + _BIGRAM_WEIGHT * bigram_share + bonus
+# A second sentence must be nearly as good an answer as the first and stand next to it in the same passage (the
+# sentence that goes on: "지급일이 공휴일이면 다음 영업일에 지급합니다").
+_SECOND_SENTENCE_SHARE = 0.8
+_OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
+_SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
+_FACT_PENALTY = 0.1
+_BOUND_PENALTY = 0.6
+_EXACT_KIND_BONUS = 0.5
+_FAQ_QUESTION_WEIGHT = 0.8
+_RECORD_MARGIN = 0.5
+_NUMBER_RE = re.compile(r"\d[\d,.]*")
+
+
+def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: set[str]) -> tuple[float, float] | None:
+    """(how well a statement answers, the share of the subject it names), or None when it does not answer:
+    another subject, or no value of the asked kind."""
+    own, context = _compact(statement.text), _compact(statement.context)
+    found = 0.0
+    matched = 0
+    for word in focus.subject:
+        variants = subject_variants(word)
+        if any(variant in own for variant in variants):
+            found, matched = found + _OWN_WORD, matched + 1
+        elif any(variant in context for variant in variants):
+            # A record's heading names what the whole record is about; a section path or an FAQ question is
+            # only near the sentence.
+            found, matched = found + (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD), matched + 1
+    if focus.subject:
+        needed = len(focus.subject) if len(focus.subject) <= 3 else len(focus.subject) - 1
+        if matched < needed:
+            return None
+    if focus.accepted_values and not holds_value(statement.text, focus.accepted_values):
+        return None
+    # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
+    qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
+    found += sum(_OWN_WORD for word in qualifiers if word.lower() in own or word.lower() in context)
+    other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
+    named = sum(1 for word in other_words if word.lower() in own or word.lower() in context)
+    if not focus.subject and not named:
+        return None  # nothing of the question is in it: no subject to check, so no answer either
+    weighed = len(focus.subject) + len(qualifiers)
+    subject_share = found / weighed if weighed else 0.0
+    aspect_share = named / len(other_words) if other_words else 0.0
+    text_grams = {own[index : index + 2] for index in range(len(own) - 1)} | {
+        context[index : index + 2] for index in range(len(context) - 1)
+    }
+    bigram_share = len(question_bigrams & text_grams) / len(question_bigrams) if question_bigrams else 0.0
+    score = 2.0 * subject_share + 0.5 * aspect_share + 0.5 * bigram_share + _SOURCE_BONUS.get(statement.source, 0.0)
+    if statement.source == "faq" and other_words:
+        # An FAQ entry that asks what the vendor asks (the same aspect and action words, not only the same subject)
+        # is the curated answer to this very question.
+        asked = sum(1 for word in other_words if word.lower() in context)
+        score += _FAQ_QUESTION_WEIGHT * asked / len(other_words)
+    if focus.accepted_values and holds_value(statement.text, focus.accepted_values[:1]):
+        score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
+    if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
+        score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
+    return score - (_FACT_PENALTY if statement.is_fact else 0.0), subject_share
+
+
+def _repeats(statement: Statement, chosen: list[Statement]) -> bool:
+    """A fact whose numbers a chosen sentence already states adds nothing (`할인율: 15%` after `… 15% 할인합니다`)."""
+    numbers = set(_NUMBER_RE.findall(statement.text))
+    return any(numbers and numbers <= set(_NUMBER_RE.findall(other.text)) for other in chosen)
 
 
 def _compact(text: str) -> str:
     return "".join(text.split()).lower()
 
 
-def _evidence_passages(tool_results: list[str]) -> list[tuple[str, list[str]]]:
-    """Each evidence item of the tool results (the tools separate items by a blank line) as its whole text,
-    compacted (the context a sentence is read in), and its answer sentences."""
-    passages = []
+_ITEM_HEADER_RE = re.compile(r"^\[\d+\] \((?P<source>[^·)\n]+?)(?: · (?P<title>[^\n]*))?\)\s*$")
+_SOURCE_BY_LABEL = {"거래처 기록": "record", "FAQ": "faq", "지식 허브": "hub"}
+_PATH_LINE_RE = re.compile(r"^\[(?P<path>[^\]\n]{1,200})\]\s+(?P<text>\S.*)$")
+
+
+def evidence_statements(tool_results: list[str]) -> list[Statement]:
+    """Every statement of the tool results, each with its context and evidence item, in order."""
+    statements: list[Statement] = []
+    item = 0
     for result in tool_results:
-        for passage in _PASSAGE_BREAK_RE.split(_result_text(result)):
-            sentences = [
-                sentence.text
-                for line in _evidence_lines(passage)
-                for sentence in split_sentences(line)
-                if _is_answer_material(sentence.text)
-            ]
-            if sentences:
-                passages.append((_compact(passage), sentences))
-    return passages
+        for source, title, lines in _evidence_blocks(_result_text(result)):
+            item += 1
+            context = title
+            for raw_line in lines:
+                line = raw_line.strip()
+                if not line or line.startswith(_BOILERPLATE_PREFIXES) or _PARENTHESISED_RE.match(line):
+                    continue
+                labelled = _LABEL_RE.match(line)
+                label = labelled["label"].strip().lower() if labelled else ""
+                if label in ("질문", "q"):
+                    context = labelled["value"].strip()
+                    continue
+                path_line = _PATH_LINE_RE.match(line)
+                if path_line and (source == "hub" or " > " in path_line["path"]):
+                    texts, line_context, facts = [path_line["text"]], path_line["path"], None
+                elif line.startswith("[") and not _SENTENCE_END_RE.search(line):
+                    context = f"{context} {line}".strip()  # a record's heading "[계약 조건] 2026년 거래 조건"
+                    continue
+                elif _VALUE_SEPARATOR in line or (labelled and label not in _ANSWER_LABELS):
+                    texts, line_context, facts = line.split(_VALUE_SEPARATOR), context, True
+                else:
+                    texts, line_context, facts = [line], context, False
+                for piece in texts:
+                    fact = _without_label(piece.strip())
+                    if not fact or _URL_RE.match(fact):
+                        continue
+                    if facts is None or (facts and _LABEL_RE.match(fact)):
+                        candidates = [fact]  # a passage unit is one whole sentence or list item already
+                    else:
+                        candidates = [sentence.text for sentence in split_sentences(fact)]
+                    for text in candidates:
+                        if not _is_answer_material(text) or (facts is False and heading_only(text)):
+                            continue
+                        statements.append(Statement(text, line_context, source, item, len(statements), is_fact=facts))
+    return statements
 
 
-def _evidence_lines(result: str) -> list[str]:
-    """The statements of a tool result: tool boilerplate, headings, metadata and URLs dropped, "답변: …"
-    reduced to its answer, reference tags removed, "a: x · b: y" value lists split into facts. JSON results
-    contribute their text fields."""
-    lines = []
-    for raw_line in _result_text(result).splitlines():
-        line = raw_line.strip()
-        if not line or line.startswith(_BOILERPLATE_PREFIXES) or _PARENTHESISED_RE.match(line):
-            continue
-        tagged = _LEADING_TAGS_RE.match(line)
-        if tagged and not line.startswith(OTHER_VENDOR_MASK):
-            line = line[tagged.end() :].strip()
-            if not _SENTENCE_END_RE.search(line):
-                continue  # "[1] (FAQ · 하이패스 단말기 구매)", "[계약] 2026 납품 계약": a heading
-        for piece in line.split(_VALUE_SEPARATOR):
-            fact = _without_label(piece.strip())
-            if fact and not _URL_RE.match(fact):
-                lines.append(fact)
-    return lines
+def _evidence_blocks(text: str) -> list[tuple[str, str, list[str]]]:
+    """(source, title, lines) of each evidence item: the retrieval tools' `[n] (출처 · 제목)` headers, or
+    blank-line separated passages in a result of another shape."""
+    lines = text.splitlines()
+    if not any(_ITEM_HEADER_RE.match(line.strip()) for line in lines):
+        return [("", "", passage.splitlines()) for passage in _PASSAGE_BREAK_RE.split(text) if passage.strip()]
+    blocks: list[tuple[str, str, list[str]]] = []
+    for line in lines:
+        header = _ITEM_HEADER_RE.match(line.strip())
+        if header:
+            blocks.append((_SOURCE_BY_LABEL.get(header["source"].strip(), ""), (header["title"] or "").strip(), []))
+        elif blocks:
+            blocks[-1][2].append(line)
+        elif line.strip():
+            blocks.append(("", "", [line]))
+    return blocks
 
 
 def _without_label(piece: str) -> str:
@@ -248,7 +366,7 @@ def _without_label(piece: str) -> str:
 
 def _result_text(result: str) -> str:
     stripped = result.strip()
-    if not stripped.startswith(("{", "[")):
+    if not stripped.startswith(("{", "[")) or _ITEM_HEADER_RE.match(stripped.splitlines()[0]):
         return result
     try:
         parsed = json.loads(stripped)

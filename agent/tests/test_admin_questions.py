@@ -212,6 +212,19 @@ def test_change_page_shows_every_part_of_the_answer(admin_client, delivered_ques
     assert '결과: <span class="badge badge-answered">답변됨</span>' in body
 
 
+def test_change_page_shows_which_evidence_item_each_sentence_of_the_answer_came_from(admin_client):
+    """A copied sentence points at the item holding it; a sentence found in no item says so."""
+    question = question_in_status(Question.Status.ANSWERED)
+    answer_run(question, final_text="결제 조건: 월말 마감 후 익월 10일 현금 결제.\n주말에도 배송합니다.")
+
+    body = admin_client.get(change_url(question)).content.decode()
+
+    sources = body[body.index('id="sentence-sources"') :]
+    assert "결제 조건: 월말 마감 후 익월 10일 현금 결제.</td>" in sources
+    assert sources.index("<code>record:42</code>") < sources.index("주말에도 배송합니다.")
+    assert "근거 항목을 찾지 못했습니다" in sources
+
+
 def test_change_page_without_a_run_says_so(admin_client):
     question = question_in_status(Question.Status.ACCEPTED)
 

@@ -139,7 +139,7 @@ def sources(monkeypatch):
     steps: list[str] = []
 
     def start_for(kind):
-        def start(question, counterpart, limit):
+        def start(question, counterpart, limit, on):
             asked.append((kind, limit))
             steps.append(f"start {kind}")
 

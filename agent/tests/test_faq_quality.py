@@ -54,3 +54,53 @@ def test_hit_at_5_on_labelled_korean_questions(settings, tmp_path, django_captur
           f"unrelated answered {answered_unrelated}/{len(unrelated)}; misses: {misses}")  # fmt: skip
     assert hit_at_5 >= HIT_AT_5_FLOOR, misses
     assert answered_unrelated <= UNRELATED_ANSWERED_CEILING
+
+
+HELD_OUT_SET = Path(__file__).parent / "data" / "faq_heldout.jsonl"
+# Measured on the held-out set when it was written (docs/knowledge.md): hit@5 17/24 = 0.71, hit@1 14/24; the
+# floor leaves two questions of margin.
+HELD_OUT_HIT_AT_5_FLOOR = 0.625
+# Near-domain off-topic questions (휴가 신청, 와이파이 비밀번호 …) that still get FAQ evidence: 5 of 8, three of them
+# at "high" confidence. The FAQ store does not say no to them; the answer does (no sentence names 휴가: the
+# guidance answer, see test_answers_demo). The ceiling keeps it from getting worse.
+OFF_TOPIC_ANSWERED_CEILING = 5
+
+
+@pytest.mark.django_db
+def test_held_out_paraphrases_and_near_domain_off_topic_questions(
+    settings, tmp_path, django_capture_on_commit_callbacks, record_property
+):
+    """The reranker's weights were fitted on faq_eval.jsonl; this set was written apart from it (other words for
+    the same FAQ questions, and near-domain questions the FAQ does not answer). Reports hit@1 / hit@5 and the
+    off-topic false-answer rate."""
+    settings.QDRANT_URL = ""
+    settings.QDRANT_PATH = str(tmp_path / "qdrant")
+    faq_index_reset()
+    with django_capture_on_commit_callbacks(execute=True):
+        faq_ingest_jsonl(ROOT / "demo" / "data" / "faq.jsonl")
+    rows = [json.loads(line) for line in HELD_OUT_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    labelled = [row for row in rows if row["expected"]]
+    off_topic = [row for row in rows if not row["expected"]]
+
+    hits_at_1 = hits_at_5 = 0
+    misses, false_answers = [], []
+    for row in labelled:
+        titles = [item.title for item in faq_search(row["query"])]
+        hits_at_1 += titles[:1] == [row["expected"]]
+        hits_at_5 += row["expected"] in titles[:5]
+        if row["expected"] not in titles[:5]:
+            misses.append(row["query"])
+    for row in off_topic:
+        items = faq_search(row["query"])
+        if items:
+            false_answers.append((row["query"], items[0].title, items[0].extra["confidence"]))
+    faq_index_reset()
+
+    hit_at_5 = hits_at_5 / len(labelled)
+    record_property("faq_held_out_hit_at_5", round(hit_at_5, 3))
+    record_property("faq_held_out_hit_at_1", round(hits_at_1 / len(labelled), 3))
+    record_property("faq_off_topic_answered", len(false_answers))
+    print(f"\nheld-out FAQ hit@5 {hits_at_5}/{len(labelled)}, hit@1 {hits_at_1}/{len(labelled)}, "
+          f"off-topic answered {len(false_answers)}/{len(off_topic)}: {false_answers}; misses: {misses}")  # fmt: skip
+    assert hit_at_5 >= HELD_OUT_HIT_AT_5_FLOOR, misses
+    assert len(false_answers) <= OFF_TOPIC_ANSWERED_CEILING, false_answers

@@ -41,6 +41,12 @@ SETTLEMENT_DOC = """# 정산 일정
 지급 보류 사유가 있으면 정산 담당자가 5영업일 안에 통보합니다.
 """
 
+# Shares the returns document's nouns: the local extractor makes entities only of nouns found in two documents.
+RETURNS_SUMMARY_DOC = """# 반품 요약
+
+반품 신청은 협력사 포털에서 받습니다. 상품 검수 후 반품 비용은 협력사가 부담하고, 회수 택배비 기준은 따로 둡니다.
+"""
+
 LOGISTICS_DOC = """# 물류센터 입고 안내
 
 평택 물류센터 입고 시간은 평일 오전 8시부터 오후 4시까지입니다.
@@ -75,6 +81,7 @@ def test_the_data_migration_creates_13_enabled_workspaces_with_korean_titles():
 def test_ingest_then_search_returns_chunks_and_entities_with_workspace_and_source(hub):
     """An ingested document is found again: chunk and graph items carry the workspace, the title and the source."""
     VendorFactory(code="1001", name="대한물산")
+    hub_document_ingest(workspace="policies", title="반품 요약", content=RETURNS_SUMMARY_DOC, actor="test")
     document = hub_document_ingest(
         workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, source="운영팀", actor="test"
     )
@@ -100,6 +107,7 @@ def test_ingest_then_search_returns_chunks_and_entities_with_workspace_and_sourc
 def test_the_local_graph_types_vendor_names_as_organizations(hub):
     """Vendor names become ORGANIZATION entities; a graph hit for the vendor describes it with its own sentence."""
     VendorFactory(code="1001", name="대한물산")
+    hub_document_ingest(workspace="policies", title="반품 요약", content=RETURNS_SUMMARY_DOC, actor="test")
     hub_document_ingest(workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, actor="test")
     runtime = runtime_get()
 

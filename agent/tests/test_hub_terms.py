@@ -119,12 +119,34 @@ def test_the_graph_draft_relates_entities_of_one_sentence_and_describes_them_wit
 
     assert draft.chunks == {"doc-1-0": chunks[0]}
     assert draft.entities["대한물산"].kind == ORGANIZATION
-    assert draft.entities["대한물산"].sentences == ["대한물산 상품은 검수 후 3일 이내에 반품합니다."]
+    # Each description line is the whole sentence with its section path as context; the heading is no sentence.
+    assert draft.entities["대한물산"].sentences == ["[반품 기준] 대한물산 상품은 검수 후 3일 이내에 반품합니다."]
     assert ("대한물산", "반품") in draft.relations or ("반품", "대한물산") in draft.relations
     # 정산 is in another sentence than 대한물산: no relation between them.
     assert not any({"대한물산", "정산"} == {relation.source, relation.target} for relation in draft.relations.values())
     relation = next(iter(draft.relations.values()))
     assert relation.chunk_aliases == ["doc-1-0"] and relation.occurrences == {"doc-1-0": 1}
+
+
+def test_only_nouns_shared_with_other_documents_become_entities_and_headings_describe_nothing():
+    """With the corpus known, a common noun becomes an entity only if it is a domain term (two documents or the
+    product catalogue); proper nouns always do. A heading path is context: it relates nothing, and a sentence cut
+    by a soft line break is described whole."""
+    chunks = ["정산 일정 > 지급\n\n대한물산 대금은 다음 달 15일에\n지급하며 정확한 금액은 정산서에 있습니다."]
+    draft = graph_draft_build(
+        doc_id="doc-3",
+        file_path="doc-3:x",
+        chunks=chunks,
+        lexicon=LEXICON,
+        entities_per_chunk=10,
+        relations_per_chunk=12,
+        domain_terms=frozenset({"대금", "정산서"}),
+    )
+
+    assert set(draft.entities) == {"대한물산", "대금", "정산서"}
+    whole = "[정산 일정 > 지급] 대한물산 대금은 다음 달 15일에 지급하며 정확한 금액은 정산서에 있습니다."
+    assert all(entity.sentences == [whole] for entity in draft.entities.values())
+    assert all(relation.sentences == [whole] for relation in draft.relations.values())
 
 
 def test_the_graph_draft_respects_its_caps_but_keeps_every_proper_noun():

@@ -128,6 +128,16 @@ class TestVerifiedAnswers:
         assert run.final_text == "월말 마감 후 익월 10일에 현금으로 결제합니다."
         assert "최종 답변을 작성하세요" in provider.calls[-1].messages[-1]["content"]
 
+    def test_evidence_without_an_answering_sentence_gives_the_guidance_not_held(self, world, settings):
+        """Evidence was found but the model (here: twice empty) has no answer from it: the guidance answer with
+        outcome no_evidence — never held, never a near answer."""
+        question = ask(world, "결제 조건 알려주세요")
+        run, _ = run_with(question, [search(), {"content": ""}, {"content": ""}])
+        assert question.status == Question.Status.NO_EVIDENCE
+        assert run.final_text == settings.AGENT_GUIDANCE_ANSWER
+        assert run.evidence.exists()
+        assert "답하는 문장을 찾지 못해" in run.outcome_reason
+
 
 class TestRetrievalRules:
     def test_skipped_retrieval_is_forced_for_an_informational_question(self, world):
@@ -165,6 +175,28 @@ class TestRetrievalRules:
             ],
         )
         assert run.final_text.endswith("https://help.example.com/returns")
+
+    def test_reference_urls_are_only_those_of_faq_entries_the_answer_used(self, world):
+        """An FAQ entry that was retrieved but did not give the answer's sentences adds no reference."""
+        from agent.knowledge.faq_services import faq_entry_create
+
+        faq_entry_create(
+            question="반품 접수는 어떻게 하나요?",
+            answer="반품은 수령 후 7일 이내에 반품 신청서를 작성해 접수합니다.",
+            category="반품",
+            url="https://help.example.com/returns",
+            source_created_at=timezone.now(),
+        )
+        question = ask(world, "결제 조건이 어떻게 되나요?")
+        run, _ = run_with(
+            question,
+            [
+                {"tool_calls": [{"name": "search_faq", "arguments": {"query": "반품 접수"}}]},
+                search(),
+                {"content": "월말 마감 후 익월 10일에 현금으로 결제합니다."},
+            ],
+        )
+        assert run.final_text == "월말 마감 후 익월 10일에 현금으로 결제합니다."
 
 
 class TestScopes:

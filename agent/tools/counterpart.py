@@ -15,7 +15,7 @@ def _recommend_products(context: ToolContext, arguments: dict) -> ToolResult:
     limit = int_argument(arguments, "limit", default=5, minimum=1, maximum=10)
     items = [
         item
-        for item in vendor_records_search(vendor=context.vendor, query=query, limit=limit * 3)
+        for item in vendor_records_search(vendor=context.vendor, query=query, limit=limit * 3, on=context.asked_on)
         if item.extra.get("kind") == "product"
     ][:limit]
     items = mask_evidence(items, counterpart=context.vendor, masker=context.masker)

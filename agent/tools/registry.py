@@ -5,6 +5,7 @@ never a scope or a grade — and nothing it writes can change them (seed 004). A
 tool; the counterpart a tool works for comes from the server's context, never from the model.
 """
 
+import datetime
 import json
 import logging
 import time
@@ -45,6 +46,7 @@ class ToolContext:
     dry_run: bool = False
     confirmed_actions: list[str] = field(default_factory=list)
     masker: object | None = None  # one VendorMasker for the whole run (names cannot change mid-answer)
+    asked_on: datetime.date | None = None  # the day the question was asked: which dated evidence is in force
 
 
 @dataclass

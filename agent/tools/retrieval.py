@@ -36,13 +36,15 @@ def evidence_text(items: list[EvidenceItem]) -> str:
 def _records(context: ToolContext, query: str) -> list[EvidenceItem]:
     from vendors.records import vendor_records_search
 
-    return vendor_records_search(vendor=context.vendor, query=query, limit=settings.EVIDENCE_BUDGET_RECORDS)
+    return vendor_records_search(
+        vendor=context.vendor, query=query, limit=settings.EVIDENCE_BUDGET_RECORDS, on=context.asked_on
+    )
 
 
 def _hub(context: ToolContext, query: str) -> list[EvidenceItem]:
     from agent.knowledge.hub import hub_search
 
-    return hub_search(query, limit=settings.EVIDENCE_BUDGET_HUB)
+    return hub_search(query, limit=settings.EVIDENCE_BUDGET_HUB, on=context.asked_on)
 
 
 def _faq(context: ToolContext, query: str) -> list[EvidenceItem]:

@@ -328,8 +328,7 @@ LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.2)  # answers; rewrite 
 # A judge call gets one attempt within this (the verification engine's own judge deadline is 10 s).
 LLM_JUDGE_TIMEOUT_SECONDS = env.float("LLM_JUDGE_TIMEOUT_SECONDS", default=8.0)
 # Local answerer: at most this many evidence sentences, each scoring at least the floor (0..1) against the question.
-LOCAL_ANSWER_MAX_SENTENCES = env.int("LOCAL_ANSWER_MAX_SENTENCES", default=3)
-LOCAL_ANSWER_MIN_SCORE = env.float("LOCAL_ANSWER_MIN_SCORE", default=0.3)
+LOCAL_ANSWER_MAX_SENTENCES = env.int("LOCAL_ANSWER_MAX_SENTENCES", default=2)
 # Sent when no evidence supports an answer: no numbers, no brands, no promise of a person, no question back.
 AGENT_GUIDANCE_ANSWER = env(
     "AGENT_GUIDANCE_ANSWER",

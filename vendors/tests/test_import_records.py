@@ -109,7 +109,7 @@ def test_xlsx_reads_every_sheet_with_date_and_number_cells(vendors, tmp_path):
     record = VendorRecord.objects.get()
     assert (record.vendor, record.source_id, record.effective_to) == (daehan, "77", datetime.date(2026, 8, 31))
     assert Product.objects.get().unit_price == 21900
-    [item] = vendor_records_search(vendor=daehan, query="라면 프로모션은요?", limit=1)
+    [item] = vendor_records_search(vendor=daehan, query="라면 프로모션은요?", limit=1, on=datetime.date(2026, 8, 1))
     assert item.reference == f"record:{record.pk}"
 
 

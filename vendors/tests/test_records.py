@@ -39,7 +39,9 @@ def test_particle_strip_leaves_the_noun(token, stem):
 def test_query_tokens_drop_question_words_and_punctuation():
     """Question words (`얼마예요`, `알려주세요`) and edge punctuation are not search terms; duplicates collapse."""
     assert query_tokens("단말기는 얼마예요?") == ["단말기"]
-    assert query_tokens("프로모션 할인율 알려주세요!!") == ["프로모션", "할인율"]
+    # An aspect syllable after a noun (율, 일, 비) leaves its stem, which the values' `할인율` still contains.
+    assert query_tokens("프로모션 할인율 알려주세요!!") == ["프로모션", "할인"]
+    assert query_tokens("물건값은 매달 며칠에 결제돼요?") == ["물건값", "결제"]
     assert query_tokens("HB-100의 단가가 얼마죠, hb-100 단가") == ["hb-100", "단가"]
     assert query_tokens("? ! 뭐가 있나요") == []
 
@@ -93,7 +95,9 @@ def test_record_evidence_item_carries_text_values_and_period(counterpart):
         source_id="P-7",
     )
 
-    [item] = vendor_records_search(vendor=counterpart, query="라면 프로모션 할인율은요?", limit=5)
+    [item] = vendor_records_search(
+        vendor=counterpart, query="라면 프로모션 할인율은요?", limit=5, on=datetime.date(2026, 7, 15)
+    )
 
     assert item.source_kind == "record"
     assert item.reference == f"record:{record.pk}"
@@ -127,8 +131,9 @@ def test_products_are_searchable_by_brand_alias_name_and_sku(counterpart):
     assert item.extra == {"kind": "product", "sku": "HB-100", "brand": "한빛식품", "unit_price": 32000}
 
 
-def test_more_matching_tokens_rank_first_and_expired_terms_after_current(counterpart):
-    """Rows matching more query tokens come first; between equal matches the expired record comes last."""
+def test_more_matching_tokens_rank_first_and_records_out_of_force_are_left_out(counterpart):
+    """Rows matching more query tokens come first. A record whose period ended is no evidence for a question
+    about now; it is again when the question names its period."""
     both = VendorRecordFactory(vendor=counterpart, title="반품 정산 기준", body="반품분은 다음 정산에서 차감.")
     one = VendorRecordFactory(vendor=counterpart, title="정산 일정", body="매월 말일 정산.")
     expired = VendorRecordFactory(
@@ -137,13 +142,21 @@ def test_more_matching_tokens_rank_first_and_expired_terms_after_current(counter
         body="반품분은 다음 정산에서 차감.",
         effective_to=datetime.date(2020, 12, 31),
     )
+    upcoming = VendorRecordFactory(
+        vendor=counterpart, title="반품 정산 기준 (신)", body="반품분은 다음 정산에서 차감.",
+        effective_from=datetime.date(2027, 1, 1),
+    )  # fmt: skip
+    today = datetime.date(2026, 12, 1)
 
-    items = vendor_records_search(vendor=counterpart, query="반품 정산은 어떻게 되나요?", limit=5)
+    items = vendor_records_search(vendor=counterpart, query="반품 정산은 어떻게 되나요?", limit=5, on=today)
 
-    assert [item.reference for item in items] == [f"record:{both.pk}", f"record:{expired.pk}", f"record:{one.pk}"]
+    assert [item.reference for item in items] == [f"record:{both.pk}", f"record:{one.pk}"]
     assert items[0].score == 1.0
-    assert items[1].score == pytest.approx(0.9)
-    assert "(종료)" in items[1].text
+    named = vendor_records_search(vendor=counterpart, query="2020년 12월 반품 정산은요?", limit=5, on=today)
+    assert f"record:{expired.pk}" in [item.reference for item in named]
+    assert "(종료)" in next(item.text for item in named if item.reference == f"record:{expired.pk}")
+    coming = vendor_records_search(vendor=counterpart, query="다음 반품 정산 기준 예정", limit=5, on=today)
+    assert f"record:{upcoming.pk}" in [item.reference for item in coming]
 
 
 def test_limit_bounds_the_result(counterpart):

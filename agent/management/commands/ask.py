@@ -1,5 +1,7 @@
 """Run the whole answering pipeline for one question, synchronously, as a dry run: nothing is stored or sent."""
 
+import argparse
+import datetime
 import json
 
 from django.core.management.base import CommandError
@@ -19,11 +21,28 @@ class Command(ProjectCommand):
         parser.add_argument("--room", required=True, help='보이는 그대로의 방 이름, 예: "(1001) 대한물산"')
         parser.add_argument("--internal", action="store_true", help="내부 방(직원 전용)으로 취급")
         parser.add_argument("--json", action="store_true", help="JSON 객체 하나로 출력")
+        parser.add_argument(
+            "--history",
+            action="append",
+            default=[],
+            metavar="MESSAGE",
+            help="이 질문 앞의 대화 한 줄 (여러 번, 오래된 것부터). 후속 질문을 시험할 때.",
+        )
+        parser.add_argument(
+            "--history-role",
+            action="append",
+            default=[],
+            choices=["user", "assistant"],
+            help="같은 순서의 --history가 누구의 말인지 (기본 user: 거래처; assistant: 봇).",
+        )
+        parser.add_argument("--date", type=_date, help="질문한 날짜 YYYY-MM-DD (기본 오늘): 그날 유효한 근거만 씁니다.")
 
     def handle(self, *args, **options):
         question, room = options["question"], options["room"]
         if not question.strip():
             raise CommandError("The question is empty.")
+        if len(options["history_role"]) > len(options["history"]):
+            raise CommandError("--history-role is given more often than --history.")
         resolution = room_name_resolve(room)
         if resolution.status != Room.ResolutionStatus.MATCHED:
             result = {
@@ -42,6 +61,8 @@ class Command(ProjectCommand):
                 vendor=vendor,
                 room=None,
                 room_kind=Room.Kind.INTERNAL if options["internal"] else Room.Kind.EXTERNAL,
+                history=history_items(options["history"], options["history_role"]),
+                asked_on=options["date"],
             )
             try:
                 trace = answer_compose(context, provider=provider_get())
@@ -55,6 +76,22 @@ class Command(ProjectCommand):
         for round_ in result["rounds"]:
             kinds = ", ".join(v["kind"] for v in round_["violations"]) or "위반 없음"
             self.stdout.write(f"  round {round_['number']}: {kinds}")
+
+
+def _date(value: str) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from exc
+
+
+def history_items(texts: list[str], roles: list[str]) -> list[dict]:
+    """Earlier messages as the pipeline takes them, oldest first; a message without a role is the vendor's."""
+    return [
+        {"role": roles[index] if index < len(roles) else "user", "text": text, "sent_at": None}
+        for index, text in enumerate(texts)
+        if text.strip()
+    ]
 
 
 def _result(trace) -> dict:

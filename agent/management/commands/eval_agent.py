@@ -1,42 +1,72 @@
 """Run a labelled question set through the pipeline (dry runs) and report what must be zero and the rates."""
 
+import contextlib
 import json
 
 from django.core.management.base import CommandError
 
 from agent.evaluation import EvaluationFileInvalid, evaluate, evaluation_cases_read
-from agent.llm.base import LlmError, provider_get
+from agent.llm.base import LlmError, provider_get, provider_override
 from config.commands import ProjectCommand
 
 
 class Command(ProjectCommand):
     help = (
-        "JSON Lines 평가 파일({room, question, expect})로 에이전트를 평가합니다. "
-        "안전하지 않은 답이 하나라도 나가면 종료 코드 1."
+        "JSON Lines 평가 파일({room, question, expect, history?, date?, topic?})로 에이전트를 평가합니다. "
+        "안전하지 않거나 틀린 답이 하나라도 나가면 종료 코드 1."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="평가 사례 JSON Lines 파일")
         parser.add_argument("--json", action="store_true", help="요약과 사례별 결과를 JSON으로 출력")
+        parser.add_argument(
+            "--fake-openai",
+            action="store_true",
+            help=(
+                "OpenAI 호환 제공자를 이 프로세스 안의 가짜 서버(agent/llm/fake_server.py)에 연결해 실행합니다: "
+                "모델이 같은 근거를 받는지(근거 적중률)를 봅니다."
+            ),
+        )
 
     def handle(self, *args, **options):
         try:
             cases = evaluation_cases_read(options["file"])
         except (OSError, EvaluationFileInvalid) as exc:
             raise CommandError(str(exc)) from exc
-        try:
-            report = evaluate(cases, provider=provider_get())
-        except LlmError as exc:
-            raise CommandError(f"The LLM provider failed: {exc}") from exc
+        with contextlib.ExitStack() as stack:
+            provider = provider_get()
+            if options["fake_openai"]:
+                from agent.llm.fake_server import FakeOpenAIServer
+                from agent.llm.openai_compat import OpenAICompatibleProvider
+
+                server = stack.enter_context(FakeOpenAIServer())
+                provider = OpenAICompatibleProvider(base_url=server.base_url, model="fake-model", api_key="")
+                stack.enter_context(provider_override(provider))
+            try:
+                report = evaluate(cases, provider=provider)
+            except LlmError as exc:
+                raise CommandError(f"The LLM provider failed: {exc}") from exc
         summary = report.as_dict()
         if options["json"]:
             cases_out = [case.__dict__ for case in report.cases]
             self.stdout.write(json.dumps({"summary": summary, "cases": cases_out}, ensure_ascii=False))
         else:
             for case in report.cases:
-                marks = "; ".join(case.failed_expectations + [v["kind"] for v in case.delivered_violations])
-                self.stdout.write(f"{case.line:>3} [{case.status}] {case.question[:50]} {marks}")
+                marks = "; ".join(
+                    case.failed_expectations + case.defects + [v["kind"] for v in case.delivered_violations]
+                )
+                verdict = f" {case.verdict}" if case.verdict else ""
+                self.stdout.write(f"{case.line:>3} [{case.status}{verdict}] {case.question[:50]} {marks}")
+            topics = summary.pop("topics")
             for key, value in summary.items():
                 self.stdout.write(f"{key}: {value}")
+            self.stdout.write("topic | right | refused | wrong | evidence hit")
+            for topic, row in topics.items():
+                self.stdout.write(
+                    f"{topic} | {row['right']} | {row['refused']} | {row['wrong']} | {row['evidence_hit']}"
+                )
         if not report.ok:
-            raise CommandError("Unsafe content would have been delivered (see delivered_violations, claims, leaks).")
+            raise CommandError(
+                "Unsafe or wrong content would have been delivered (see delivered_violations, claims, leaks, "
+                "wrong_answers, answer_defects)."
+            )

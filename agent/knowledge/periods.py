@@ -1,0 +1,120 @@
+"""Effective periods: which dated evidence is in force on the date a question is about.
+
+A record carries its period in fields (`effective_from` / `effective_to`); a hub passage carries it in its
+section path (`2026년 하반기 주요 행사 일정 > 김장 채소 특가전 (11월 10일 ~ 11월 30일)`, the year from the
+document title). A question is about today unless it names a month or a date range of its own (`7~8월 특가`,
+`10월 정산`, `9월 1일부터`); then evidence overlapping that window is in force, so an ended promotion still
+answers a question that names its period.
+
+The date forms read here are the few that evidence periods are written in; value parsing for answers belongs to
+the verification package's parsers (dates and durations there once merged) — this module only needs ranges.
+"""
+
+import calendar
+import datetime
+import re
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+_YEAR_RE = re.compile(r"(20\d{2})\s*년")
+_ISO_DATE = r"(20\d{2})-(\d{1,2})-(\d{1,2})"
+_MONTH_DAY = r"(?:(20\d{2})\s*년\s*)?(\d{1,2})\s*월(?:\s*(\d{1,2})\s*일)?"
+_RANGE_RE = re.compile(
+    rf"(?:{_ISO_DATE}|{_MONTH_DAY})\s*[~∼〜–-]\s*(?:{_ISO_DATE}|{_MONTH_DAY}|(\d{{1,2}})\s*일|(\d{{1,2}})\s*월)"
+)
+_SINGLE_RE = re.compile(rf"{_ISO_DATE}|{_MONTH_DAY}")
+# Days of one month written as "12월 29~31일".
+_DAY_RANGE_RE = re.compile(r"(\d{1,2})\s*월\s*(\d{1,2})\s*일?\s*[~∼〜–-]\s*(\d{1,2})\s*일")
+# A bare month pair written as "7~8월" (the first month has no 월 of its own).
+_MONTH_PAIR_RE = re.compile(r"(?<![\d-])(\d{1,2})\s*[~∼〜–-]\s*(\d{1,2})\s*월")
+_RELATIVE_MONTHS = {"지난달": -1, "지난 달": -1, "전월": -1, "이번 달": 0, "이번달": 0, "이달": 0, "금월": 0,
+                    "다음 달": 1, "다음달": 1, "익월": 1}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Period:
+    start: datetime.date | None  # None: open at the start
+    end: datetime.date | None  # None: open at the end
+
+    def overlaps(self, other: "Period") -> bool:
+        return (self.start is None or other.end is None or self.start <= other.end) and (
+            self.end is None or other.start is None or other.start <= self.end
+        )
+
+    def contains(self, day: datetime.date) -> bool:
+        return (self.start is None or self.start <= day) and (self.end is None or day <= self.end)
+
+
+def _safe_date(year: int, month: int, day: int) -> datetime.date | None:
+    if not (1 <= month <= 12):
+        return None
+    last = calendar.monthrange(year, month)[1]
+    return datetime.date(year, month, min(max(day, 1), last)) if 1 <= day <= 31 else None
+
+
+def _month_end(year: int, month: int) -> datetime.date | None:
+    return _safe_date(year, month, calendar.monthrange(year, month)[1]) if 1 <= month <= 12 else None
+
+
+def _endpoint(groups: tuple, year: int, *, end: bool) -> tuple[datetime.date | None, int, int]:
+    """(date, year, month) of one side of a match: ISO, or `[YYYY년] M월 [D일]`."""
+    iso_year, iso_month, iso_day, md_year, md_month, md_day = groups
+    if iso_year:
+        return _safe_date(int(iso_year), int(iso_month), int(iso_day)), int(iso_year), int(iso_month)
+    year = int(md_year) if md_year else year
+    month = int(md_month)
+    if md_day:
+        return _safe_date(year, month, int(md_day)), year, month
+    return (_month_end(year, month) if end else _safe_date(year, month, 1)), year, month
+
+
+def period_in(text: str, *, year: int) -> Period | None:
+    """The first date range (`9월 1일 ~ 9월 24일`, `2026-11-01 ~ 2026-12-15`, `7~8월`) or single month/date
+    (`2026년 11월`, `10월`) written in `text`; a year that is not written is `year`. None when there is none."""
+    year = int(match.group(1)) if (match := _YEAR_RE.search(text)) else year
+    if match := _DAY_RANGE_RE.search(text):
+        month, first, last = (int(group) for group in match.groups())
+        start, end = _safe_date(year, month, first), _safe_date(year, month, last)
+        if start and end and start <= end:
+            return Period(start, end)
+    if match := _RANGE_RE.search(text):
+        groups = match.groups()
+        start, start_year, start_month = _endpoint(groups[0:6], year, end=False)
+        day_only, month_only = groups[12], groups[13]
+        if day_only:
+            end = _safe_date(start_year, start_month, int(day_only))
+        elif month_only:
+            end = _month_end(start_year, int(month_only))
+        else:
+            end, _, _ = _endpoint(groups[6:12], start_year, end=True)
+        if start and end and start <= end:
+            return Period(start, end)
+    if match := _MONTH_PAIR_RE.search(text):
+        first, last = int(match.group(1)), int(match.group(2))
+        start, end = _safe_date(year, first, 1), _month_end(year, last)
+        if start and end and start <= end:
+            return Period(start, end)
+    if match := _SINGLE_RE.search(text):
+        start, _, _ = _endpoint(match.groups(), year, end=False)
+        end, _, _ = _endpoint(match.groups(), year, end=True)
+        if start and end:
+            return Period(start, end)
+    return None
+
+
+def question_window(question: str, *, today: datetime.date | None = None) -> Period:
+    """The days a question is about: the period it names (`11월 행사`, `지난달 정산`), else today alone."""
+    today = today or timezone.localdate()
+    for phrase, shift in _RELATIVE_MONTHS.items():
+        if phrase in question and phrase != "익월":  # 익월 in a question is a term ("익월 25일"), not its date
+            month_index = today.year * 12 + today.month - 1 + shift
+            year, month = divmod(month_index, 12)
+            return Period(datetime.date(year, month + 1, 1), _month_end(year, month + 1))
+    named = period_in(question, year=today.year)
+    return named or Period(today, today)
+
+
+def in_force(period: Period | None, window: Period) -> bool:
+    """Whether evidence with `period` (None: undated, always in force) may answer a question about `window`."""
+    return period is None or period.overlaps(window)

@@ -1,0 +1,139 @@
+"""Answers on the demo data through `manage.py ask`, with the local answerer: each example of a question that used
+to get a heading, another subject's value, an ended promotion or the previous answer now gets the fact asked for
+— or the guidance answer when nothing in the evidence answers.
+
+The demo dataset is loaded once for the module (committed, removed again at the end): loading it costs more
+than all the questions together.
+"""
+
+import io
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import override_settings
+
+from agent.evaluation import answer_defects
+from agent.knowledge.faq_index import faq_index_reset
+from agent.knowledge.hub_runtime import runtime_reset
+from agent.llm.prompts import guidance_answer
+from agent.models import FaqEntry, FaqVersion, KnowledgeDocument, KnowledgeWorkspace
+from monitoring.models import AuditEvent
+from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+
+ROOM = "(1001) 대한물산"
+ASKED_ON = "2026-12-01"  # the demo data's "today": the 11~12월 promotion runs, the 7~8월 one has ended
+
+
+@pytest.fixture(scope="module", autouse=True)
+def demo_data(django_db_setup, django_db_blocker, tmp_path_factory):
+    from demo.scenario import demo_data_load
+
+    folder = tmp_path_factory.mktemp("demo-stores")
+    stores = override_settings(
+        QDRANT_URL="", QDRANT_PATH=str(folder / "qdrant"), LIGHTRAG_WORKING_DIR=str(folder / "lightrag")
+    )
+    with django_db_blocker.unblock(), stores:
+        faq_index_reset()
+        runtime_reset()
+        demo_data_load(io.StringIO())
+        yield
+        faq_index_reset()
+        runtime_reset()
+        for model in (Product, VendorRecord, RecordImport, Vendor, Brand, FaqVersion, FaqEntry, KnowledgeDocument):
+            model.objects.all().delete()
+        AuditEvent.objects.all().delete()
+        get_user_model().objects.filter(username="demo").delete()
+        KnowledgeWorkspace.objects.update(revision=0)
+
+
+def ask(question: str, *history: str, room: str = ROOM) -> dict:
+    out = io.StringIO()
+    arguments = [question, "--room", room, "--json", "--date", ASKED_ON]
+    for earlier in history:
+        arguments += ["--history", earlier]
+    call_command("ask", *arguments, stdout=out)
+    result = json.loads(out.getvalue())
+    answer = result["answer"].split("참고 자료:")[0]
+    assert not answer_defects(answer), answer_defects(answer)  # no heading fragment, no sentence twice
+    return {**result, "body": answer.strip()}
+
+
+def test_a_settlement_date_question_gets_a_payment_date_not_heading_paths():
+    """`정산일이 언제예요?` used to be answered with three heading paths; now a sentence stating when payment is made
+    (the vendor's own settlement record comes before the shared policy)."""
+    result = ask("정산일이 언제예요?")
+
+    assert result["status"] == "answered"
+    assert " > " not in result["body"]
+    assert any(date in result["body"] for date in ("2026-12-10", "2026-12-25", "15일에 지급"))
+
+
+def test_a_contract_period_question_gets_the_contract_period_not_a_discount():
+    result = ask("계약 기간이 어떻게 돼요?")
+
+    assert result["status"] == "answered"
+    assert "할인" not in result["body"]
+    assert any(fact in result["body"] for fact in ("1년", "2026-12-31"))
+
+
+def test_a_returns_period_question_gets_a_returns_deadline_not_the_inventory_notice():
+    result = ask("반품 기간은요?")
+
+    assert result["status"] == "answered"
+    assert "재고 조사" not in result["body"] and "반품" in result["body"]
+
+
+def test_a_discount_question_gets_the_current_promotion_only():
+    """Not the ended 18% summer promotion and not the 50% maximum of the shared policy."""
+    result = ask("할인율이 얼마예요?")
+
+    assert result["status"] == "answered"
+    assert "15%" in result["body"]
+    assert "18%" not in result["body"] and "50%" not in result["body"]
+    assert not any("18%" in item["text"] for item in result["evidence"])  # the ended one is not even evidence
+
+
+def test_a_follow_up_uses_the_rewritten_querys_aspect_not_the_previous_answer():
+    previous = ask("반품 접수는 어떻게 하나요?")
+    result = ask("그럼 기간은요?", "반품 접수는 어떻게 하나요?")
+
+    assert result["search_query"] != "그럼 기간은요?"
+    assert result["status"] == "answered"
+    assert result["body"] != previous["body"]
+    assert "영업일" in result["body"]
+
+
+def test_the_returns_approval_deadline_is_one_value_not_two():
+    """3 and 5 영업일 came from two sources for one subject; the newer wins and the other is not evidence."""
+    result = ask("반품 승인 기한")
+
+    assert result["status"] == "answered"
+    assert ("3영업일" in result["body"]) != ("5영업일" in result["body"])
+    shown = " ".join(item["text"] for item in result["evidence"])
+    assert not ("3영업일 안에" in shown and "5영업일 이내 승인" in shown)
+
+
+def test_a_question_about_the_vendors_own_payment_reaches_its_payment_terms():
+    result = ask("물건값은 매달 며칠에 결제돼요?")
+
+    assert any(item["source_kind"] == "record" and "결제 조건" in item["text"] for item in result["evidence"])
+    assert "익월 25일" in result["body"]
+
+
+@pytest.mark.parametrize("question", ["휴가 신청은 어떻게 하나요?", "와이파이 비밀번호 알려줘"])
+def test_near_domain_off_topic_questions_get_the_guidance_answer(question):
+    result = ask(question)
+
+    assert result["status"] == "no_evidence"
+    assert result["answer"] == guidance_answer()
+
+
+def test_the_pipeline_never_holds_an_answerable_question_for_want_of_a_sentence():
+    """Evidence but no answering sentence is the guidance answer, not `held`."""
+    result = ask("법인카드 한도가 얼마예요?")
+
+    assert result["status"] == "no_evidence"

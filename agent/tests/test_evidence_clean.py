@@ -1,0 +1,150 @@
+"""Evidence that is current and clean: periods, passages, two values for one subject, where answer sentences came
+from, and how the evaluation judges an answer. Pure functions: no database."""
+
+import datetime
+
+from agent.answer_sources import sentence_sources
+from agent.evaluation import CaseResult, _check_expectations, answer_defects
+from agent.knowledge.passages import Unit, chunk_units, heading_only
+from agent.knowledge.periods import Period, in_force, period_in, question_window
+from agent.knowledge.reconcile import evidence_reconcile
+from agent.knowledge.types import EvidenceItem
+
+TODAY = datetime.date(2026, 12, 1)
+
+
+def test_periods_are_read_from_headings_and_questions():
+    assert period_in("2026년 하반기 행사 > 추석 기획전 (9월 1일 ~ 9월 24일)", year=2025) == Period(
+        datetime.date(2026, 9, 1), datetime.date(2026, 9, 24)
+    )
+    assert period_in("연말 재고 조사(12월 29~31일)", year=2026) == Period(
+        datetime.date(2026, 12, 29), datetime.date(2026, 12, 31)
+    )
+    assert period_in("7~8월 한정 특가", year=2026) == Period(datetime.date(2026, 7, 1), datetime.date(2026, 8, 31))
+    assert period_in("정산 일정 > 정산 주기", year=2026) is None
+    # A question is about today unless it names a period of its own.
+    assert question_window("할인율이 얼마예요?", today=TODAY) == Period(TODAY, TODAY)
+    assert question_window("지난달 정산 금액", today=TODAY) == Period(
+        datetime.date(2026, 11, 1), datetime.date(2026, 11, 30)
+    )
+    assert question_window("익월 25일 맞나요?", today=TODAY) == Period(TODAY, TODAY)  # 익월 is a term here
+    ended = Period(datetime.date(2026, 7, 1), datetime.date(2026, 8, 31))
+    assert not in_force(ended, question_window("지금 할인율은?", today=TODAY))
+    assert in_force(ended, question_window("7~8월 특가 할인율은?", today=TODAY))
+    assert in_force(None, Period(TODAY, TODAY))
+
+
+def test_a_chunk_becomes_whole_sentences_and_list_items_under_their_section_path():
+    chunk = (
+        "정산 일정 > 정산 주기\n\n정산은 월 1회입니다. 대금은 다음 달\n15일에 지급합니다.\n\n"
+        "- 물류비: 입고 금액의 2.5%. 직배송은 없습니다.\n- 장려금: 계약서 기준"
+    )
+
+    assert chunk_units(chunk) == [
+        Unit("정산 일정 > 정산 주기", "정산은 월 1회입니다."),
+        Unit("정산 일정 > 정산 주기", "대금은 다음 달 15일에 지급합니다."),  # the soft line break is joined
+        Unit("정산 일정 > 정산 주기", "물류비: 입고 금액의 2.5%. 직배송은 없습니다."),  # a list item stays whole
+        Unit("정산 일정 > 정산 주기", "장려금: 계약서 기준"),
+    ]
+    assert (
+        Unit("정산 일정 > 정산 주기", "정산은 월 1회입니다.").line() == "[정산 일정 > 정산 주기] 정산은 월 1회입니다."
+    )
+    assert heading_only("정산 일정 > 정산 주기") and not heading_only("할인율: 15%")
+
+
+def _item(kind, reference, text, as_of=None, title=""):
+    return EvidenceItem(kind, reference, text, 1.0, title=title, extra={"as_of": as_of})
+
+
+def test_of_two_values_for_one_subject_the_loser_is_not_given_and_the_winner_kept():
+    """The newer FAQ answer loses to nothing older; the vendor's record wins over shared knowledge; a limit
+    (최대) conflicts with nothing; another subject with another number is not a conflict."""
+    hub = _item(
+        "hub",
+        "hub:returns:c1",
+        "[반품 기준 > 반품 일정] 협력사는 목록 등록 후 3영업일 안에 반품 승인을 해야 합니다.\n"
+        "[반품 기준 > 비용] 회수 운임은 1회 25,000원입니다.",
+        as_of="2026-12-01T00:00:00",
+    )
+    faq = _item(
+        "faq",
+        "faq:39",
+        "질문: 반품 승인 기한이 있나요?\n"
+        "답변: 반품 예정 목록 등록 후 5영업일 이내 승인을 등록해 주셔야 합니다. 기한이 지나면 자동 승인됩니다.",
+        as_of="2026-10-05T09:30:00",
+    )
+    limit = _item("hub", "hub:promotions:c2", "[프로모션 > 한도] 행사 할인율은 최대 50%까지입니다.", as_of="2026-12-01")
+    record = _item("record", "record:1", "[프로모션] 겨울 행사\n행사 할인율은 15%입니다.", as_of="2026-11-01")
+
+    kept, removed = evidence_reconcile([record, hub, faq, limit])
+
+    assert [entry["text"] for entry in removed] == ["반품 예정 목록 등록 후 5영업일 이내 승인을 등록해 주셔야 합니다."]
+    assert removed[0]["kept_reference"] == "hub:returns:c1"
+    by_reference = {item.reference: item for item in kept}
+    assert by_reference["faq:39"].text == "질문: 반품 승인 기한이 있나요?\n답변: 기한이 지나면 자동 승인됩니다."
+    assert by_reference["hub:returns:c1"] == hub and by_reference["record:1"] == record
+    assert by_reference["hub:promotions:c2"] == limit
+
+
+def test_the_vendors_record_beats_a_newer_shared_statement_and_is_never_cut():
+    record = _item(
+        "record", "record:1", "[계약 조건] 2026 거래 조건\n반품 승인은 목록 등록 후 7영업일 안에 합니다.", "2026-01-01"
+    )
+    hub = _item("hub", "hub:returns:c1", "[반품 > 승인] 반품 승인은 목록 등록 후 3영업일 안에 합니다.", "2026-12-01")
+
+    kept, removed = evidence_reconcile([record, hub])
+
+    assert [item.reference for item in kept] == ["record:1"]  # the hub item had nothing else to say
+    assert removed[0]["kept_reference"] == "record:1"
+
+
+def test_answer_sentences_are_traced_to_the_evidence_they_came_from():
+    evidence = [
+        _item("faq", "faq:1", "질문: 정산일?\n답변: 대금은 다음 달 15일에 지급합니다."),
+        _item("hub", "hub:s:c1", "[정산 > 세금계산서] 세금계산서는 다음 달 5일까지 발행합니다."),
+    ]
+    answer = "대금은 다음 달 15일에 지급합니다.\n세금계산서는 다음달 5일까지 발행해요.\n주말에는 쉽니다.\n\n참고 자료:\nhttps://x"
+
+    sources = sentence_sources(answer, evidence)
+
+    assert [(source.references, source.copied) for source in sources] == [
+        (("faq:1",), True),
+        (("hub:s:c1",), False),  # reworded: the item sharing most of its character bigrams
+        ((), False),
+    ]
+
+
+def test_the_evaluation_judges_right_refused_wrong_and_finds_defects():
+    def judged(status, answer, expect, evidence=()):
+        result = CaseResult(1, "q", status, answer, 0)
+        _check_expectations(result, expect, evidence_texts=list(evidence))
+        return result
+
+    fact = {"must_contain": ["15%"], "must_not_contain": ["18%"]}
+    assert judged("answered", "행사 할인율은 15%입니다.", fact, ["15%"]).verdict == "right"
+    assert judged("answered", "할인율은 15%, 지난 행사는 18%입니다.", fact).verdict == "wrong"
+    assert judged("answered", "할인율은 20%입니다.", fact).verdict == "wrong"
+    refused = judged("no_evidence", "안내 문구", fact, ["15% 할인"])
+    assert (refused.verdict, refused.evidence_hit) == ("refused", True)
+    assert judged("answered", "x 15일 y", {"must_contain": [["15일", "2026-12-15"]]}).verdict == "right"
+    assert judged("held", "", {"expect_status": "no_evidence"}).verdict == "right"
+    assert judged("answered", "휴가는 인사팀에 신청합니다.", {"expect_status": "no_evidence"}).verdict == "wrong"
+
+    assert answer_defects("정산 일정 > 정산 주기\n대금은 15일에 지급합니다.") == ["heading: 정산 일정 > 정산 주기"]
+    assert answer_defects("대금은 15일에 지급합니다. 대금은 15일에 지급합니다.") == [
+        "repeated: 대금은 15일에 지급합니다."
+    ]
+    assert answer_defects("대금은 15일에 지급합니다.\n\n참고 자료:\nhttps://x") == []
+
+
+def test_ask_history_is_oldest_first_and_the_vendors_unless_a_role_is_given():
+    from agent.management.commands.ask import history_items
+
+    assert history_items(["반품 접수는 어떻게 하나요?", "반품은 …입니다.", " "], ["user", "assistant"]) == [
+        {"role": "user", "text": "반품 접수는 어떻게 하나요?", "sent_at": None},
+        {"role": "assistant", "text": "반품은 …입니다.", "sent_at": None},
+    ]
+    assert history_items(["첫 질문", "둘째 질문"], []) == [
+        {"role": "user", "text": "첫 질문", "sent_at": None},
+        {"role": "user", "text": "둘째 질문", "sent_at": None},
+    ]
