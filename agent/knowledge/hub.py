@@ -194,7 +194,9 @@ def domain_terms_get() -> frozenset[str]:
     signature = (
         # A replaced document keeps its row: its new text shows as a newer ingestion.
         tuple(
-            KnowledgeDocument.objects.aggregate(count=Count("pk"), latest=Max("pk"), ingested=Max("ingested_at")).values()
+            KnowledgeDocument.objects.aggregate(
+                count=Count("pk"), latest=Max("pk"), ingested=Max("ingested_at")
+            ).values()
         ),
         tuple(Product.objects.aggregate(count=Count("pk"), latest=Max("updated_at")).values()),
     )
