@@ -68,6 +68,9 @@ def hub_on_qdrant(tmp_path, settings, monkeypatch):
     from qdrant_client import QdrantClient
 
     settings.QDRANT_URL = "http://127.0.0.1:9"  # selects the Qdrant vector storage; never connected
+    # The hub writes QDRANT_URL into the environment for LightRAG; without this it would outlive the test and
+    # point later tests' child processes at that closed port.
+    monkeypatch.setenv("QDRANT_URL", settings.QDRANT_URL)
     monkeypatch.setattr(hub_storage, "qdrant_client_create", lambda: QdrantClient(location=":memory:"))
     working_dir = hub_storage_use(settings, tmp_path, hub_storage.POSTGRES)
     yield working_dir
