@@ -487,7 +487,9 @@ class ActionRequest(models.Model):
         REFUSED = "refused", "거부됨"
         FAILED = "failed", "실패"
 
-    run = models.ForeignKey(AnswerRun, verbose_name="답변 실행", on_delete=models.CASCADE, related_name="action_requests")
+    run = models.ForeignKey(
+        AnswerRun, verbose_name="답변 실행", on_delete=models.CASCADE, related_name="action_requests"
+    )
     question = models.ForeignKey(
         "conversations.Question", verbose_name="질문", on_delete=models.CASCADE, related_name="action_requests"
     )

@@ -244,9 +244,7 @@ class _Composer:
             self.messages.append(self._masked_message({"role": "assistant", "content": draft}))
             self.messages.append(
                 self._masked_message(
-                    prompts.violation_feedback_message(
-                        result.violations, asked_back=asked_back, handed_off=handed_off
-                    )
+                    prompts.violation_feedback_message(result.violations, asked_back=asked_back, handed_off=handed_off)
                 )
             )
             draft = self._chat_text() or draft

@@ -141,6 +141,11 @@ def tool_get(name: str) -> Tool | None:
     return _REGISTRY.get(name)
 
 
+def tool_names(*, grade: Grade) -> list[str]:
+    _load_tools()
+    return [tool.name for tool in _REGISTRY.values() if tool.grade == grade]
+
+
 def tools_offered(context: ToolContext) -> list[Tool]:
     """The tools this room may use: company-wide tools only in internal rooms."""
     _load_tools()
@@ -193,9 +198,12 @@ def _action_record(context: ToolContext, tool: Tool, arguments: dict) -> ToolRes
     return ToolResult(text=ACTION_RECORDED_TEXT.format(label=planned.label))
 
 
-def action_perform(context: ToolContext, tool_name: str, arguments: dict, *, actor) -> tuple[ActionPlan, object]:
+def action_perform(
+    context: ToolContext, tool_name: str, arguments: dict, *, idempotency_key: str, actor
+) -> tuple[ActionPlan, object]:
     """Run a recorded action request: the tool is looked up in the registry again, must be irreversible (a read
-    tool never comes through here), must be allowed in the room, and validates its arguments again."""
+    tool never comes through here), must be allowed in the room, validates its arguments again, and they must
+    still name the action that was recorded (its idempotency key)."""
     tool = tool_get(tool_name)
     if tool is None or tool.grade != Grade.IRREVERSIBLE:
         raise ActionRefused(f"실행할 수 있는 동작 도구가 아닙니다: {tool_name}")
@@ -208,6 +216,8 @@ def action_perform(context: ToolContext, tool_name: str, arguments: dict, *, act
         raise ActionRefused(f"인자가 올바르지 않습니다: {exc}") from exc
     if isinstance(planned, ToolResult):
         raise ActionRefused(planned.text)
+    if planned.idempotency_key != idempotency_key:
+        raise ActionRefused("인자가 기록된 요청과 다른 동작을 가리킵니다.")
     return planned, tool.perform(context, planned, actor)
 
 
