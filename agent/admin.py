@@ -361,4 +361,4 @@ class KnowledgeDocumentAdmin(admin.ModelAdmin):
 
 admin.site.register(KnowledgeWorkspace, KnowledgeWorkspaceAdmin)
 admin.site.register(KnowledgeDocument, KnowledgeDocumentAdmin)
-from agent import admin_questions, admin_training  # noqa: F401,E402
+from agent import admin_actions, admin_questions, admin_training  # noqa: F401,E402

@@ -26,6 +26,7 @@ from agent.models import AnswerReview, AnswerRun
 from agent.selectors import (
     ATTENTION_STATUSES,
     DAILY_STATUSES,
+    action_requests_for_run,
     answer_run_awaiting_approval,
     question_audit,
     questions_annotated,
@@ -70,6 +71,12 @@ class ApproveForm(forms.Form):
 
 class MarkWrongForm(forms.Form):
     reason = forms.CharField(label="오답 사유", widget=forms.Textarea(attrs={"rows": 2, "cols": 100}))
+    correction = forms.CharField(
+        label="바른 답변",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 100}),
+        help_text="알면 적습니다. 평가 세트로 내보낼 때 이 답변에 있어야 할 내용이 됩니다.",
+    )
 
 
 # --- list filters ------------------------------------------------------------------------------------------
@@ -223,7 +230,12 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
         if not form.is_valid():
             return self._render_audit(request, question, mark_wrong_form=form)
         try:
-            answer_mark_wrong(question=question, actor=request.user, reason=form.cleaned_data["reason"])
+            answer_mark_wrong(
+                question=question,
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+                correction=form.cleaned_data["correction"],
+            )
         except QuestionNotActionable as error:
             self.message_user(request, str(error), messages.ERROR)
             return self._render_audit(request, question, mark_wrong_form=form)
@@ -274,6 +286,7 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
             "sentence_sources": (
                 sentence_sources(audit.run.final_text, audit.evidence) if audit.run and audit.run.final_text else []
             ),
+            "action_requests": action_requests_for_run(audit.run),
             "send_job_rows": [
                 {"job": item.job, "history": item.history, "badge": delivery_badge(item.job.state)}
                 for item in audit.send_jobs
@@ -325,6 +338,10 @@ def attention_reasons(question) -> list[str]:
         reasons.append("승인 대기 (검토 후 발송 벤더)")
     if question.marked_wrong:
         reasons.append(f"오답 표시: {question.marked_wrong_reason}")
+    if question.handoff_removed:
+        reasons.append("사람에게 넘기는 문장을 답변에서 뺐습니다")
+    if question.actions_pending:
+        reasons.append("실행하지 않은 동작 요청")
     return reasons
 
 

@@ -13,7 +13,7 @@ from django.db.models import Aggregate, Count, Exists, FloatField, Max, OuterRef
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from agent.models import AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
+from agent.models import ActionRequest, AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
 from conversations.models import Message, Question
 from delivery.models import SendJob
 from delivery.selectors import send_job_history, send_jobs_for_question
@@ -99,26 +99,46 @@ def questions_annotated(queryset: QuerySet[Question] | None = None) -> QuerySet[
         marked_wrong=Exists(
             AnswerReview.objects.filter(question=OuterRef("pk"), action=AnswerReview.Action.MARK_WRONG)
         ),
+        handoff_removed=Subquery(latest_run.values("handoff_removed")[:1]),
+        actions_pending=Exists(
+            ActionRequest.objects.filter(question=OuterRef("pk"), status=ActionRequest.Status.PENDING)
+        ),
     )
 
 
 def questions_needing_attention() -> QuerySet[Question]:
     """Every question staff must look at, newest first: ended held, no evidence or failed, its answer marked
-    wrong, or an answer waiting for approval. Annotated with the latest wrong-mark reason and staff action."""
+    wrong, an answer waiting for approval, a sentence handing the vendor to a person removed from its answer, or
+    an action request not run. Annotated with the latest wrong-mark reason and staff action."""
     reviews = AnswerReview.objects.filter(question=OuterRef("pk")).order_by("-created_at", "-pk")
     # `pk IN (…)` rather than the EXISTS annotations: under OR, PostgreSQL hashes an IN list once but runs an
     # EXISTS per question.
     marked_wrong = AnswerReview.objects.filter(action=AnswerReview.Action.MARK_WRONG).values("question_id")
     awaiting = AnswerRun.objects.filter(awaiting_review=True, send_job__isnull=True).values("question_id")
+    handed_off = AnswerRun.objects.filter(handoff_removed=True).values("question_id")
+    actions_pending = ActionRequest.objects.filter(status=ActionRequest.Status.PENDING).values("question_id")
     return (
         questions_annotated()
-        .filter(Q(status__in=ATTENTION_STATUSES) | Q(pk__in=marked_wrong) | Q(pk__in=awaiting))
+        .filter(
+            Q(status__in=ATTENTION_STATUSES)
+            | Q(pk__in=marked_wrong)
+            | Q(pk__in=awaiting)
+            | Q(pk__in=handed_off)
+            | Q(pk__in=actions_pending)
+        )
         .annotate(
             marked_wrong_reason=Subquery(reviews.filter(action=AnswerReview.Action.MARK_WRONG).values("reason")[:1]),
             latest_review_action=Subquery(reviews.values("action")[:1]),
         )
         .order_by("-created_at", "-pk")
     )
+
+
+def action_requests_for_run(run: AnswerRun | None) -> list[ActionRequest]:
+    """The action requests the model made in `run`, in order, with their send jobs."""
+    if run is None:
+        return []
+    return list(run.action_requests.select_related("send_job").order_by("position"))
 
 
 def answer_run_awaiting_approval(*, question: Question) -> AnswerRun | None:

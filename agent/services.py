@@ -25,9 +25,9 @@ from django.utils import timezone
 from agent.actions import JobSnapshot, confirmation_line, with_confirmation
 from agent.llm.base import LlmProvider, provider_get
 from agent.models import ActionRequest, AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
-from agent.tools import ActionRefused, ToolContext, action_perform
 from agent.pipeline import AnswerTrace, QuestionContext, answer_compose, remove_questions_back, verification_names
 from agent.selectors import questions_dispatch_lost, questions_lease_lapsed, room_history
+from agent.tools import ActionRefused, ToolContext, action_perform
 from agent.verification import verify_draft
 from config.celery import TRANSIENT_ERRORS
 from conversations.models import Question, Room

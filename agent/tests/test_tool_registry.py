@@ -342,7 +342,7 @@ def test_the_confirm_path_validates_the_arguments_again(send_context, document):
             actor="s",
         )
     assert not SendJob.objects.exists()
-    plan, job = action_perform(
+    _, job = action_perform(
         send_context, "send_document", {"reference": f"record:{document.pk}"}, idempotency_key=key, actor="s"
     )
     assert job.idempotency_key == key and [item.text for item in job.items.all()] == ["[2026 거래 조건]\n월말 마감."]
