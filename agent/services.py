@@ -537,14 +537,10 @@ def actions_run(run: AnswerRun, *, actor, perform: bool) -> str:
 def action_request_run(request: ActionRequest, *, actor) -> ActionRequest:
     """Run one pending action request: the registry checks the tool and its arguments again (a read tool, a
     tampered argument or a record gone since is refused), then it acts — idempotently, by the request's key."""
-    request = (
-        ActionRequest.objects.select_for_update()
-        .select_related("question__room", "question__vendor")
-        .get(pk=request.pk)
-    )
+    request = ActionRequest.objects.select_for_update().get(pk=request.pk)
     if request.status != ActionRequest.Status.PENDING:
         return request
-    question = request.question
+    question = Question.objects.select_related("room", "vendor").get(pk=request.question_id)
     context = ToolContext(
         question_id=question.pk,
         vendor=question.vendor,
