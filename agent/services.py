@@ -18,12 +18,13 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from agent.actions import JobSnapshot, confirmation_line, with_confirmation
-from agent.llm.base import LlmProvider, provider_get
+from agent.llm.base import LlmPermanentError, LlmProvider, provider_get, provider_kind
 from agent.models import ActionRequest, AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
 from agent.pipeline import AnswerTrace, QuestionContext, answer_compose, remove_questions_back, verification_names
 from agent.selectors import questions_dispatch_lost, questions_lease_lapsed, room_history
@@ -72,15 +73,24 @@ def question_process(question_id: int, *, provider: LlmProvider | None = None) -
 
     Returns None when the question is not accepted (another run has it, or it is done). A transient error closes
     the run, puts the question back to `accepted` and is raised again for the task to retry (on the last attempt
-    the question fails instead); any other error fails the question with an alert — never silence.
+    the question fails instead); any other error fails the question with an alert — never silence. A permanent
+    provider error (401, 403, 404, a 400 for an unknown model) or a missing provider setting fails it at once and
+    raises one provider alert besides: no retry and no sweep would change the answer.
     """
-    provider = provider or provider_get()
-    run = run_claim(question_id, provider_name=provider.name)
+    configuration_error = None
+    if provider is None:
+        try:
+            provider = provider_get()
+        except ImproperlyConfigured as error:
+            configuration_error = error  # the question fails on it below, at once, instead of waiting for a sweep
+    run = run_claim(question_id, provider_name=provider.name if provider else provider_kind())
     if run is None:
         return None
     question = run.question
     with _lease_heartbeat(run):
         try:
+            if configuration_error is not None:
+                raise configuration_error
             if question.room.resolution_status != Room.ResolutionStatus.MATCHED or question.vendor_id is None:
                 # The room was re-resolved away from a vendor after the question was accepted.
                 _run_finish(run, outcome=Status.BLOCKED, reason=f"room_{question.room.resolution_status}")
@@ -93,8 +103,23 @@ def question_process(question_id: int, *, provider: LlmProvider | None = None) -
         except Exception as error:
             logger.exception("question %s failed", question_id)
             _run_fail(run, error)
+            if isinstance(error, (LlmPermanentError, ImproperlyConfigured)):
+                # Another attempt would fail the same way, and so would every other question: say so once.
+                provider_failure_alert(error)
     run.refresh_from_db()
     return run
+
+
+def provider_failure_alert(error: Exception) -> None:
+    """One open alert for a provider that refuses every call (a wrong key, model or endpoint, a missing setting),
+    raised when a question fails on it."""
+    kind = provider_kind()
+    alert_raise(
+        kind=Alert.Kind.LLM_PROVIDER_FAILED,
+        key=f"llm:{kind}",
+        message=f"LLM 제공자({kind})가 요청을 거부해 질문이 바로 실패했습니다. 설정을 확인하세요: {str(error)[:300]}",
+        data={"provider": kind, "error": _error_text(error)},
+    )
 
 
 def run_claim(question_id: int, *, provider_name: str) -> AnswerRun | None:
