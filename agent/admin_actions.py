@@ -1,16 +1,19 @@
-"""Staff's read-only view of action requests (irreversible actions the model asked for) and the one button that
-runs a pending request — through `agent.services`, which checks the tool and its arguments again."""
+"""Staff's read-only views of action requests (irreversible actions the model asked for) with the one button that
+runs a pending request — through `agent.services`, which checks the tool and its arguments again — and of staff
+reviews, whose wrong marks export as evaluation cases (the same file as `eval_agent --from-reviews`)."""
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_POST
 
 from agent.admin_questions import STAFF_ACTION_PERMISSION
-from agent.models import ActionRequest
+from agent.evaluation import review_cases_jsonl
+from agent.models import ActionRequest, AnswerReview
 from agent.services import QuestionNotActionable, action_request_run_by_staff
 from config.admin import ReadOnlyAdmin
 
@@ -63,3 +66,43 @@ class ActionRequestAdmin(ReadOnlyAdmin):
             level = messages.SUCCESS if done.status == ActionRequest.Status.DONE else messages.ERROR
             self.message_user(request, f"동작 요청 {done.get_status_display()}: {done.result}", level)
         return redirect(reverse("admin:conversations_question_change", args=[action_request.question_id]))
+
+
+EXPORT_FILE_NAME = "wrong_answers_eval.jsonl"
+
+
+def _eval_file_response(review_ids: list[int] | None) -> HttpResponse:
+    response = HttpResponse(review_cases_jsonl(review_ids), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{EXPORT_FILE_NAME}"'
+    return response
+
+
+@admin.register(AnswerReview)
+class AnswerReviewAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "question", "action", "reason", "actor")
+    list_filter = ("action",)
+    search_fields = ("reason", "correction", "question__text")
+    list_select_related = ("question", "actor")
+    ordering = ("-created_at", "-pk")
+    fields = ("question", "run", "action", "text", "reason", "correction", "violations", "actor", "created_at")
+    actions = ("export_as_eval_cases",)
+    change_list_template = "admin/agent/answerreview/change_list.html"
+
+    def get_urls(self):
+        return [
+            path(
+                "export/",
+                self.admin_site.admin_view(self.export_view),
+                name="agent_answerreview_export",
+            ),
+            *super().get_urls(),
+        ]
+
+    @admin.action(description="선택한 오답 표시를 평가 사례(JSONL)로 내보내기", permissions=["view"])
+    def export_as_eval_cases(self, request, queryset):
+        return _eval_file_response(list(queryset.values_list("pk", flat=True)))
+
+    def export_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return _eval_file_response(None)

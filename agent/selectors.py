@@ -134,6 +134,14 @@ def questions_needing_attention() -> QuerySet[Question]:
     )
 
 
+def reviews_marked_wrong(review_ids: list[int] | None = None) -> QuerySet[AnswerReview]:
+    """Every wrong mark by staff (or the ones given), oldest first, with the question, its room and message."""
+    reviews = AnswerReview.objects.filter(action=AnswerReview.Action.MARK_WRONG)
+    if review_ids is not None:
+        reviews = reviews.filter(pk__in=review_ids)
+    return reviews.select_related("question__room", "question__message", "run", "actor").order_by("created_at", "pk")
+
+
 def action_requests_for_run(run: AnswerRun | None) -> list[ActionRequest]:
     """The action requests the model made in `run`, in order, with their send jobs."""
     if run is None:
