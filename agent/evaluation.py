@@ -19,8 +19,8 @@ for a real model the measure of retrieval apart from the model.
 
 What must be zero, checked by code on the delivered text (the text that would be sent), not taken from the
 pipeline's own bookkeeping: delivered violations (amounts, percentages, brands the evidence does not hold),
-untrue action claims, other vendors' names in a vendor room, wrong answers, and answers with a heading fragment
-or a repeated sentence.
+untrue action claims, other vendors' names in a vendor room, sentences handing the vendor to a person, wrong
+answers, and answers with a heading fragment or a repeated sentence.
 """
 
 import datetime
@@ -33,6 +33,7 @@ from pathlib import Path
 from django.utils import timezone
 
 from agent.answer_sources import answer_body
+from agent.handoff import remove_handoffs
 from agent.knowledge.passages import heading_only, unit_key
 from agent.pipeline import QuestionContext, answer_compose, verification_names
 from agent.selectors import reviews_marked_wrong, room_history
@@ -58,6 +59,7 @@ class CaseResult:
     topic: str = ""
     verdict: str = ""  # "right" | "refused" | "wrong" | "" (nothing to judge)
     defects: list[str] = field(default_factory=list)  # heading fragments and repeated sentences in the answer
+    handoffs: list[str] = field(default_factory=list)  # sentences handing the vendor to a person
 
 
 @dataclass
@@ -80,6 +82,7 @@ class EvaluationReport:
             "other_vendor_leaks": self._count("other_vendor"),
             "wrong_answers": sum(c.verdict == "wrong" for c in judged),
             "answer_defects": sum(len(c.defects) for c in self.cases),
+            "delivered_handoffs": sum(len(c.handoffs) for c in self.cases),
             "held_rate": _rate(sum(c.status == "held" for c in self.cases), len(self.cases)),
             "answered_rate": _rate(len(answered), len(self.cases)),
             "evidence_hit_rate": _rate(sum(hits), len(hits)) if hits else None,
@@ -115,6 +118,7 @@ class EvaluationReport:
             or summary["other_vendor_leaks"]
             or summary["wrong_answers"]
             or summary["answer_defects"]
+            or summary["delivered_handoffs"]
         )
 
 
@@ -191,6 +195,7 @@ def _evaluate_case(number: int, case: dict, provider) -> CaseResult:
         )
         result.delivered_violations = [v.as_dict() for v in check.violations]
         result.defects = answer_defects(trace.final_text)
+        result.handoffs = remove_handoffs(answer_body(trace.final_text), evidence=evidence_texts)[1]
     _check_expectations(result, expect, evidence_texts=evidence_texts)
     return result
 

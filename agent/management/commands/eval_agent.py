@@ -63,7 +63,10 @@ class Command(ProjectCommand):
         else:
             for case in report.cases:
                 marks = "; ".join(
-                    case.failed_expectations + case.defects + [v["kind"] for v in case.delivered_violations]
+                    case.failed_expectations
+                    + case.defects
+                    + [f"handoff: {sentence}" for sentence in case.handoffs]
+                    + [v["kind"] for v in case.delivered_violations]
                 )
                 verdict = f" {case.verdict}" if case.verdict else ""
                 self.stdout.write(f"{case.line:>3} [{case.status}{verdict}] {case.question[:50]} {marks}")
@@ -78,7 +81,7 @@ class Command(ProjectCommand):
         if not report.ok:
             raise CommandError(
                 "Unsafe or wrong content would have been delivered (see delivered_violations, claims, leaks, "
-                "wrong_answers, answer_defects)."
+                "delivered_handoffs, wrong_answers, answer_defects)."
             )
 
     def _export(self, path: Path) -> None:
