@@ -16,6 +16,7 @@ import threading
 import time
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -105,7 +106,7 @@ def question_process(question_id: int, *, provider: LlmProvider | None = None) -
             _run_fail(run, error)
             if isinstance(error, (LlmPermanentError, ImproperlyConfigured)):
                 # Another attempt would fail the same way, and so would every other question: say so once.
-                provider_failure_alert(error)
+                transaction.on_commit(partial(provider_failure_alert, error))
     run.refresh_from_db()
     return run
 

@@ -119,10 +119,11 @@ def fake_endpoint(settings):
     ],
 )
 def test_a_permanent_provider_error_fails_the_question_at_once_with_an_alert(
-    answerable_question, fake_endpoint, status, message
+    answerable_question, fake_endpoint, status, message, django_capture_on_commit_callbacks
 ):
     fake_endpoint.enqueue(status, error_body(message, kind="invalid_request_error"))
-    run = question_process(answerable_question.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = question_process(answerable_question.pk)
 
     answerable_question.refresh_from_db()
     assert answerable_question.status == Question.Status.FAILED
@@ -133,19 +134,24 @@ def test_a_permanent_provider_error_fails_the_question_at_once_with_an_alert(
 
 
 @pytest.mark.django_db
-def test_a_missing_model_fails_the_question_at_once_instead_of_waiting_for_the_sweep(answerable_question, settings):
+def test_a_missing_model_fails_the_question_at_once_instead_of_waiting_for_the_sweep(
+    answerable_question, settings, django_capture_on_commit_callbacks
+):
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
     settings.LLM_MODEL = ""
-    question_process(answerable_question.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        question_process(answerable_question.pk)
     answerable_question.refresh_from_db()
     assert answerable_question.status == Question.Status.FAILED
     assert Alert.objects.filter(kind=Alert.Kind.LLM_PROVIDER_FAILED).exists()
 
 
 @pytest.mark.django_db
-def test_a_transient_provider_error_keeps_the_retry_path(answerable_question, fake_endpoint):
+def test_a_transient_provider_error_keeps_the_retry_path(
+    answerable_question, fake_endpoint, django_capture_on_commit_callbacks
+):
     fake_endpoint.enqueue(503, error_body("overloaded"))
-    with pytest.raises(LlmTransientError):
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(LlmTransientError):
         question_process(answerable_question.pk)
     answerable_question.refresh_from_db()
     assert answerable_question.status == Question.Status.ACCEPTED

@@ -256,7 +256,7 @@ def test_send_document_in_the_loop_records_a_request_and_sends_nothing(send_cont
     assert request.label == "2026 거래 조건"
     assert "요청이 기록되었습니다" in execution.result.text and "아직 처리되지 않았습니다" in execution.result.text
     assert execution.result.confirmed_action is None
-    assert send_context.confirmed_actions == []
+    assert send_context.confirmed_actions == ["register"]  # the request was received, nothing was sent
     assert send_context.action_asked is True
 
 
@@ -277,7 +277,7 @@ def test_a_document_already_sent_confirms_the_send(send_context, document):
     )
     execution = tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
     assert execution.result.confirmed_action == "send"
-    assert send_context.confirmed_actions == ["send"]
+    assert send_context.confirmed_actions == ["register", "send"]
     assert send_context.action_requests[0].already_done is True
 
 
