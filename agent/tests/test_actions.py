@@ -208,3 +208,24 @@ def test_ask_offers_the_tool_and_prints_what_it_would_record_without_recording(q
     assert result["action_requests"][0]["arguments"] == {"reference": f"record:{record.pk}"}
     assert result["system_line"] == "[시스템 확인] 발송 요청 (시험 실행: 기록하지 않음) · 견적서 · 상태: 대기"
     assert not ActionRequest.objects.exists() and not SendJob.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_question_page_lists_the_requests_and_staff_run_a_pending_one(quote_question, admin_client):
+    """The approval screen lists the held answer's action request; **지금 실행** runs it through the service."""
+    from django.urls import reverse
+
+    question, record = quote_question
+    run_over_http(question, sending_model(f"record:{record.pk}", draft=INVENTED))
+    request = ActionRequest.objects.get()
+
+    page = admin_client.get(reverse("admin:conversations_question_change", args=[question.pk])).content.decode()
+    assert "동작 요청 (1건)" in page and "지금 실행" in page and "send_document" in page
+
+    response = admin_client.post(reverse("admin:agent_actionrequest_run", args=[request.pk]))
+    assert response.status_code == 302
+    request.refresh_from_db()
+    assert request.status == ActionRequest.Status.DONE and document_jobs().count() == 1
+    page = admin_client.get(reverse("admin:conversations_question_change", args=[question.pk])).content.decode()
+    assert "지금 실행" not in page and "실행됨" in page
+    assert admin_client.get(reverse("admin:agent_actionrequest_changelist")).status_code == 200
