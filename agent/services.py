@@ -29,7 +29,8 @@ from agent.llm.base import LlmPermanentError, LlmProvider, provider_get, provide
 from agent.models import ActionRequest, AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
 from agent.pipeline import AnswerTrace, QuestionContext, answer_compose, remove_questions_back, verification_names
 from agent.selectors import questions_dispatch_lost, questions_lease_lapsed, room_history
-from agent.tools import ActionRefused, ToolContext, action_perform
+from agent.tools import ActionRefused, Grade, ToolContext, action_perform
+from agent.tools.registry import tool_names
 from agent.verification import verify_draft
 from config.celery import TRANSIENT_ERRORS
 from conversations.models import Question, Room
@@ -549,7 +550,7 @@ def actions_run(run: AnswerRun, *, actor, perform: bool) -> str:
     """Run the run's pending action requests (when `perform`) and return the `[시스템 확인]` line built from the
     send jobs named by its requests, read before and after. "" when the model asked for no action."""
     requests = list(run.action_requests.order_by("position"))
-    asked = bool(requests) or run.tool_calls.filter(name__in=_irreversible_tool_names()).exists()
+    asked = bool(requests) or run.tool_calls.filter(name__in=tool_names(grade=Grade.IRREVERSIBLE)).exists()
     labels = {request.idempotency_key: request.label for request in requests}
     before = _jobs_by_key(labels)
     if perform:
@@ -575,7 +576,7 @@ def action_request_run(request: ActionRequest, *, actor) -> ActionRequest:
     )
     try:
         _, job = action_perform(
-            context, request.tool, request.arguments, idempotency_key=request.idempotency_key, actor=_actor_name(actor)
+            context, request.tool, request.arguments, idempotency_key=request.idempotency_key, actor=actor
         )
     except ActionRefused as error:
         return action_request_transition(request, to=ActionRequest.Status.REFUSED, actor=actor, result=str(error))
@@ -631,12 +632,6 @@ def action_request_run_by_staff(*, request: ActionRequest, actor) -> ActionReque
 def _jobs_by_key(labels: dict[str, str]) -> dict[str, JobSnapshot]:
     jobs = SendJob.objects.filter(idempotency_key__in=list(labels))
     return {job.idempotency_key: JobSnapshot(job.pk, job.get_state_display()) for job in jobs}
-
-
-def _irreversible_tool_names() -> list[str]:
-    from agent.tools.registry import Grade, tool_names
-
-    return tool_names(grade=Grade.IRREVERSIBLE)
 
 
 def _actor_name(actor) -> str:
