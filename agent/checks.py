@@ -59,20 +59,22 @@ def llm_configuration_check(app_configs=None, **kwargs) -> list[checks.CheckMess
                 "Set OPENAI_BASE_URL to your endpoint, or OPENAI_API_KEY for api.openai.com.",
             )
         )
+    # Warnings only: the knowledge hub's extraction reads the same endpoint and key by default, so an endpoint
+    # beside the local answerer can be meant.
     if provider == "local" and (base_url or model):
         errors.append(
-            _error(
-                "E005",
-                "LLM_PROVIDER=local, but OPENAI_BASE_URL or LLM_MODEL is set: the model would never be used.",
-                "Leave LLM_PROVIDER empty (or 'openai') to use the endpoint, or unset OPENAI_BASE_URL and LLM_MODEL.",
+            checks.Warning(
+                "LLM_PROVIDER=local, but OPENAI_BASE_URL or LLM_MODEL is set: the agent will not use the model.",
+                hint="Leave LLM_PROVIDER empty (or 'openai') to answer with the endpoint.",
+                id="agent.W005",
             )
         )
     if not provider and key and not (base_url or model):
         errors.append(
-            _error(
-                "E006",
-                "OPENAI_API_KEY is set but neither OPENAI_BASE_URL nor LLM_MODEL: the local answerer would run.",
-                "Set LLM_MODEL (and OPENAI_BASE_URL for your own endpoint), or remove the key.",
+            checks.Warning(
+                "OPENAI_API_KEY is set but neither OPENAI_BASE_URL nor LLM_MODEL: the local answerer runs.",
+                hint="Set LLM_MODEL (and OPENAI_BASE_URL for your own endpoint) to answer with a model.",
+                id="agent.W006",
             )
         )
     if settings.LLM_TIMEOUT_SECONDS <= 0 or settings.LLM_JUDGE_TIMEOUT_SECONDS <= 0:

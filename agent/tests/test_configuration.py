@@ -44,14 +44,27 @@ def test_the_default_configuration_passes(settings):
         ({"LLM_PROVIDER": "vllm"}, "agent.E001"),
         ({"OPENAI_BASE_URL": "vllm:8000", "LLM_MODEL": "m"}, "agent.E003"),
         ({"LLM_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": ""}, "agent.E004"),
-        ({"LLM_PROVIDER": "local", "LLM_MODEL": "m", "OPENAI_BASE_URL": "http://x/v1"}, "agent.E005"),
-        ({"OPENAI_API_KEY": "sk-1"}, "agent.E006"),
     ],
 )
 def test_an_incomplete_llm_configuration_is_an_error(settings, overrides, expected):
     for name, value in overrides.items():
         setattr(settings, name, value)
     assert expected in _ids(llm_configuration_check())
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({"LLM_PROVIDER": "local", "LLM_MODEL": "m", "OPENAI_BASE_URL": "http://x/v1"}, "agent.W005"),
+        ({"OPENAI_API_KEY": "sk-1"}, "agent.W006"),
+    ],
+)
+def test_an_endpoint_the_agent_will_not_use_is_a_warning_that_does_not_stop_a_process(settings, overrides, expected):
+    for name, value in overrides.items():
+        setattr(settings, name, value)
+    [warning] = llm_configuration_check()
+    assert warning.id == expected and not warning.is_serious()
+    configuration_require()
 
 
 @pytest.mark.parametrize(
