@@ -331,6 +331,8 @@ def room_resolve(*, room: Room, actor_kind: str = "system", actor_id=None) -> Ro
                 "updated_at",
             ]
         )
+        if previous[0] != MATCHED and locked.resolution_status == MATCHED:
+            _room_unanswered_alert_close_on_commit(locked, reason="room.resolve")
         if previous != (locked.resolution_status, locked.vendor_id, locked.resolution_reason):
             audit_record(
                 actor_kind=actor_kind,
@@ -404,11 +406,14 @@ def room_vendor_assign(*, room: Room, vendor: Vendor, actor) -> Room:
                 "previous": previous,
             },
         )
-        room_id = locked.pk
-        transaction.on_commit(
-            lambda: alert_close(kind=Alert.Kind.ROOM_UNANSWERED, key=f"room:{room_id}", reason="room.assign")
-        )
+        _room_unanswered_alert_close_on_commit(locked, reason="room.assign")
     return locked
+
+
+def _room_unanswered_alert_close_on_commit(room: Room, *, reason: str) -> None:
+    """The room has a vendor now: its alert about questions left unanswered closes after the commit."""
+    room_id = room.pk
+    transaction.on_commit(lambda: alert_close(kind=Alert.Kind.ROOM_UNANSWERED, key=f"room:{room_id}", reason=reason))
 
 
 # --- curation of records, products and brands (the admin pages) ------------------------------------------------

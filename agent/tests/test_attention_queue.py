@@ -261,3 +261,17 @@ def test_business_time_counts_only_weekday_hours_outside_public_holidays(setting
     assert business_seconds_between(before, after) == 3600 + 1800
     assert business_seconds_between(after, before) == 0
     assert business_seconds_between(friday_evening, monday_morning, at_most=1800) == 3600  # stops early
+
+
+def test_the_alert_closes_when_the_room_resolves_on_its_own(
+    typo_room_question, uploader, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(uploader, "b-2", text="안녕하세요", room_name="(5678) 가온상사")
+    assert Room.objects.get().resolution_status == Room.ResolutionStatus.MATCHED
+    assert Alert.objects.get(kind=Alert.Kind.ROOM_UNANSWERED).status == Alert.Status.CLOSED
+
+
+def test_the_room_page_links_to_the_assignment(typo_room_question, admin_client):
+    body = admin_client.get(reverse("admin:conversations_room_change", args=[typo_room_question.room_id])).content
+    assert reverse("agent_admin:room_assign", args=[typo_room_question.room_id]) in body.decode()
