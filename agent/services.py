@@ -524,6 +524,8 @@ def attention_update(*, question_ids, actor, owner=UNCHANGED, state: str | None 
 
 def _attention_set(question: Question, *, actor, owner=UNCHANGED, state: str | None = None) -> bool:
     """Set the question's attention owner and/or state (inside the caller's transaction); audited when changed."""
+    # The question's row lock serialises the first write of its item (two staff acting at once create one row).
+    Question.objects.select_for_update().filter(pk=question.pk).values_list("pk").first()
     item, _ = AttentionItem.objects.select_for_update().get_or_create(question=question)
     before = {"owner": item.owner_id, "state": item.state}
     if owner is not UNCHANGED:
