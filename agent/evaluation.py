@@ -36,7 +36,7 @@ from agent.answer_sources import answer_body
 from agent.handoff import remove_handoffs
 from agent.knowledge.passages import heading_only, unit_key
 from agent.pipeline import QuestionContext, answer_compose, verification_names
-from agent.selectors import reviews_marked_wrong, room_history
+from agent.selectors import reviews_marked_wrong, room_history, staff_correction_text
 from agent.verification import parse_quantities, split_sentences, verify_draft
 from conversations.models import Room
 from vendors.selectors import room_name_resolve, vendor_get_by_code
@@ -265,7 +265,7 @@ def review_cases(review_ids: list[int] | None = None) -> list[dict]:
     """Every answer staff marked wrong as an evaluation case: the room, the question (with the history it was
     asked after and its date), and what the answer must and must not say.
 
-    With what staff wrote it should have said: its amounts and percentages must be in the answer and the
+    With what staff wrote it should have said (on the mark, or a correction they sent): its amounts and percentages must be in the answer and the
     answer must be `answered`; the wrong answer's figures that the correction does not hold must not be. Without
     one: the wrong answer's figures (or, holding none, its first sentence) must not come back. The reason, the
     wrong answer and the correction travel with the case (`review`) for whoever curates the set.
@@ -274,7 +274,8 @@ def review_cases(review_ids: list[int] | None = None) -> list[dict]:
     for review in reviews_marked_wrong(review_ids):
         question = review.question
         wrong = answer_body(review.text or "")
-        correction = review.correction.strip()
+        # What staff wrote it should have said: on the wrong mark, else the correction they sent afterwards.
+        correction = review.correction.strip() or staff_correction_text(question).strip()
         expect: dict = {}
         wanted = _figures(correction)
         if correction:

@@ -87,3 +87,15 @@ def test_the_mark_wrong_form_takes_what_it_should_have_said(admin_client):
     url = reverse("admin:conversations_question_mark_wrong", args=[question.pk])
     admin_client.post(url, {"reason": "틀림", "correction": CORRECTION})
     assert AnswerReview.objects.get().correction == CORRECTION
+
+
+def test_a_correction_staff_sent_is_what_it_should_have_said(admin_user):
+    question = question_in_status(Question.Status.ANSWERED)
+    run = answer_run(question, final_text=WRONG)
+    answer_mark_wrong(question=question, actor=admin_user, reason="금액이 틀림")
+    AnswerReview.objects.create(
+        question=question, run=run, action=AnswerReview.Action.CORRECT, text=CORRECTION, actor=admin_user
+    )
+    [case] = review_cases()
+    assert case["expect"]["must_contain"] == ["1,000,000원"]
+    assert case["review"]["should_say"] == CORRECTION
