@@ -265,10 +265,11 @@ def review_cases(review_ids: list[int] | None = None) -> list[dict]:
     """Every answer staff marked wrong as an evaluation case: the room, the question (with the history it was
     asked after and its date), and what the answer must and must not say.
 
-    With what staff wrote it should have said (on the mark, or a correction they sent): its amounts and percentages must be in the answer and the
-    answer must be `answered`; the wrong answer's figures that the correction does not hold must not be. Without
-    one: the wrong answer's figures (or, holding none, its first sentence) must not come back. The reason, the
-    wrong answer and the correction travel with the case (`review`) for whoever curates the set.
+    With what staff wrote it should have said (on the mark, or a correction they sent): its amounts and
+    percentages must be in the answer and the answer must be `answered`; the wrong answer's figures that the
+    correction does not hold must not be. Without one: the wrong answer's figures (or, holding none, its first
+    sentence) must not come back. The reason, the wrong answer and the correction travel with the case
+    (`review`) for whoever curates the set.
     """
     cases = []
     for review in reviews_marked_wrong(review_ids):
