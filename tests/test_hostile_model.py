@@ -25,7 +25,7 @@ from agent.hostile_suite import (
 from agent.llm.hostile_server import HostileCase, HostileModel
 from agent.llm.prompts import JUDGE_SYSTEM_PROMPT, judge_messages, rewrite_messages
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 # Behaviours that still leak on this code, and the work that guards them. Nothing else may leak.
 GUARDED_ELSEWHERE = {

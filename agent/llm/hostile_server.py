@@ -34,6 +34,7 @@ from agent.llm.prompts import (
     REWRITE_SYSTEM_PROMPT,
     is_system_nudge,
     latest_question,
+    question_text,
 )
 
 COOPERATIVE = "cooperative"
@@ -58,9 +59,10 @@ PLANT_KINDS = (
     "action_claim",
     "handoff",
     "question_back",
+    "mask_echo",
 )
 # The order a swapping model goes through after each feedback.
-_SWAP_ORDER = ("wrong_amount", "wrong_percent", "brand_unknown", "handoff", "wrong_date", "question_back")
+_SWAP_ORDER = ("wrong_amount", "wrong_percent", "question_back", "action_claim")
 
 _AMOUNT_RE = re.compile(r"(?<![\d,.])(\d{1,3}(?:,\d{3})+|\d+)(\s*원)")
 _PERCENT_RE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(\s*%)")
@@ -70,6 +72,11 @@ _TIME_RE = re.compile(r"(?<!\d)(\d{1,2})(시)(?!간)")
 _QUANTITY_RE = re.compile(r"(?<![\d,.])(\d+)(\s*(?:박스|상자|개|팩|kg|EA))")
 _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _FRAME = "문의하신 내용 안내드립니다."
+_EVIDENCE_HEADER_RE = re.compile(r"^\[\d+\] \(.*\)$|^질문: .*$", re.MULTILINE)
+_SECTION_PREFIX_RE = re.compile(r"^\[[^\]]+\]\s*")
+_SENTENCE_END_RE = re.compile(r"(다|요)[.!]?$")
+_NOT_EVIDENCE = ("[시스템 확인]", "[도구 거부]", "[도구 오류]", "검색 결과가 없습니다", "(참고:")
+_QUESTION_WORDS_RE = re.compile(r"어떻게|되나요|얼마예요|언제|예요|인가요|하나요|\?")
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,7 @@ class HostileModel:
 
     case: HostileCase = field(default_factory=lambda: HostileCase(COOPERATIVE))
     planted: list[Plant] = field(default_factory=list)
+    first_draft: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def respond(self, body: Mapping) -> dict:
@@ -157,7 +165,7 @@ class HostileModel:
         behaviour, policy = self.case.behaviour, self.case.policy
         if behaviour == "empty":
             return ""
-        faithful = _framed(LocalAnswerer().chat(messages).content)
+        faithful = _framed(LocalAnswerer().chat(messages).content or _nearest_sentence(messages))
         if behaviour == COOPERATIVE:
             return faithful
         feedback = _feedback_rounds(messages)
@@ -166,7 +174,7 @@ class HostileModel:
         if behaviour == COOPERATIVE_FIXES or policy == FIX:
             return faithful
         if policy == STUBBORN:
-            return _last_draft(messages) or self._first_draft(faithful, messages)
+            return self.first_draft or self._first_draft(faithful, messages)
         kind = _SWAP_ORDER[(feedback - 1) % len(_SWAP_ORDER)]
         if kind == self._plant_kind():
             kind = _SWAP_ORDER[feedback % len(_SWAP_ORDER)]
@@ -189,7 +197,9 @@ class HostileModel:
         }.get(behaviour, "wrong_amount")
 
     def _first_draft(self, faithful: str, messages: list[Mapping]) -> str:
-        return self._plant(self._plant_kind(), faithful, _evidence(messages))
+        # Its own words, not the masked echo the pipeline shows it back: a stubborn model repeats what it wrote.
+        self.first_draft = self._plant(self._plant_kind(), faithful, _evidence(messages))
+        return self.first_draft
 
     def _plant(self, kind: str, base: str, evidence: list[str]) -> str:
         draft, plants = _PLANTERS[kind](self.case, base, evidence)
@@ -368,6 +378,7 @@ _PLANTERS = {
     "action_claim": _sentence_planter("action_claim", "요청하신 거래 조건서는 방금 보내드렸습니다."),
     "handoff": _sentence_planter("handoff", "자세한 사항은 담당자에게 연결해 드리겠습니다."),
     "question_back": _sentence_planter("question_back", "어느 품목 기준으로 안내해 드릴까요?"),
+    "mask_echo": _sentence_planter("mask_echo", f"{OTHER_VENDOR_MASK}도 같은 조건으로 거래하고 있습니다."),
     "company_figure": _sentence_planter("company_figure", "전체 협력사 합계 매출은 98,765,000원입니다."),
     "other_vendor_figure": _plant_other_vendor_figure,
 }
@@ -392,11 +403,21 @@ def _feedback_rounds(messages: list[Mapping]) -> int:
     )
 
 
-def _last_draft(messages: list[Mapping]) -> str:
-    for message in reversed(messages):
-        if message.get("role") == "assistant" and str(message.get("content") or "").strip():
-            return str(message["content"])
-    return ""
+def _nearest_sentence(messages: list[Mapping]) -> str:
+    """When the local composition finds no sentence of the asked aspect, a cooperative model still copies the
+    evidence sentence nearest to the question (never one about a masked vendor, a header or a tool notice)."""
+    question = _QUESTION_WORDS_RE.sub("", question_text(latest_question(messages)[1]))
+    candidates = [
+        sentence
+        for text in _evidence(messages)
+        for line in _EVIDENCE_HEADER_RE.sub("", text).splitlines()
+        for sentence in sentences_of(_SECTION_PREFIX_RE.sub("", line.removeprefix("답변: ")))
+        if OTHER_VENDOR_MASK not in sentence
+        and not sentence.startswith(_NOT_EVIDENCE)
+        and _SENTENCE_END_RE.search(sentence)
+    ]
+    best = max(candidates, key=lambda sentence: len(_bigrams(sentence) & _bigrams(question)), default="")
+    return best if best and _bigrams(best) & _bigrams(question) else ""
 
 
 def _evidence(messages: list[Mapping]) -> list[str]:
