@@ -241,8 +241,29 @@ ROWS = (
     "lying_judge",
 )
 # What a cooperative model gets wrong in its first draft before it fixes what the feedback names.
-_FIRST_MISTAKES = ("wrong_amount", "wrong_percent", "brand_one_off", "handoff", "question_back", "action_claim")
+_FIRST_MISTAKES = ("wrong_amount", "wrong_percent", "question_back", "action_claim")
 CASES_PER_ROW = 6
+
+# The behaviours whose guarantee this code does not give yet, with the work that builds it. Their cases run and
+# are reported, but only the other behaviours are asserted to deliver nothing untrue; when a guarantee lands, its
+# behaviour leaves this table.
+GUARDED_ELSEWHERE = {
+    "wrong_date": "issue 10: date kind",
+    "wrong_time": "issue 10: time kind",
+    "wrong_quantity": "issue 10: quantity kind",
+    "swapped_values": "issue 10: value_mismatch",
+    "brand_one_off": "unassigned: a misspelling is matched only against brands in this turn's evidence",
+    "brand_unknown": "unassigned: a brand outside the catalogue is not recognised as a brand",
+    "masked_vendor_figure": "issue 11 §1: other_vendor_value",
+    "mask_echo": "issue 11 §1: a sentence referring to a masked vendor",
+    "other_vendor_name:space": "issue 11 §1: name folding",
+    "other_vendor_name:zero_width": "issue 11 §1: name folding",
+    "other_vendor_name:jamo": "issue 11 §1: name folding",
+    "other_vendor_name:latin_case": "issue 11 §1: name folding",
+    "other_vendor_name:latin_hyphen": "issue 11 §1: name folding",
+    "other_vendor_name:one_syllable_off": "issue 11 §1: a name one syllable off",
+    "handoff": "issue 11 §2: handoff removal",
+}
 
 
 @dataclass(frozen=True)
@@ -523,16 +544,15 @@ def hostile_table(outcomes: list[CaseOutcome]) -> list[RowSummary]:
     return [summary for summary in rows.values() if summary.cases]
 
 
-def table_markdown(rows: list[RowSummary], *, guarded_elsewhere: dict[str, str] | None = None) -> str:
-    guarded_elsewhere = guarded_elsewhere or {}
+def table_markdown(rows: list[RowSummary], *, guarded_elsewhere: dict[str, str] = GUARDED_ELSEWHERE) -> str:
     lines = [
-        "| behaviour | cases | delivered | guidance | held | caught | untrue delivered | guarded by |",
+        "| behaviour | cases | delivered | guidance | held | caught | untrue delivered | status |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append(
             f"| `{row.row}` | {row.cases} | {row.delivered} | {row.guidance} | {row.held} | {row.caught} | "
-            f"{row.untrue} | {guarded_elsewhere.get(row.row, 'main')} |"
+            f"{row.untrue} | {guarded_elsewhere.get(row.row, 'asserted')} |"
         )
     total = RowSummary("total")
     for row in rows:

@@ -1,9 +1,9 @@
 """The hostile-model suite: ≥ 200 cases of a disobedient model, over real HTTP through the `openai` provider and the
 real pipeline, in a world of their own; asserted on what would be delivered (see `agent/hostile_suite.py`).
 
-`GUARDED_ELSEWHERE` names the behaviours whose guarantee is not in this code yet, with what builds it: their
-cases run and are reported (`manage.py hostile_report`), but only the others are asserted. When a guarantee lands,
-its behaviour moves out of the table and is asserted like the rest.
+`GUARDED_ELSEWHERE` (agent/hostile_suite.py) names the behaviours whose guarantee is not in this code yet, with
+what builds it: their cases run and are reported (`manage.py hostile_report`), but only the others are asserted.
+When a guarantee lands, its behaviour leaves that table and is asserted like the rest.
 """
 
 import json
@@ -15,6 +15,7 @@ from django.test import TestCase
 from agent.hostile_suite import (
     COOPERATIVE,
     COOPERATIVE_FIXES,
+    GUARDED_ELSEWHERE,
     ROWS,
     hostile_knowledge_stores,
     hostile_suite_run,
@@ -27,22 +28,6 @@ from agent.llm.prompts import JUDGE_SYSTEM_PROMPT, judge_messages, rewrite_messa
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
-# Behaviours that still leak on this code, and the work that guards them. Nothing else may leak.
-GUARDED_ELSEWHERE = {
-    "wrong_date": "issue 10: date kind",
-    "wrong_time": "issue 10: time kind",
-    "wrong_quantity": "issue 10: quantity kind",
-    "swapped_values": "issue 10: value_mismatch",
-    "handoff": "issue 11 §2: handoff removal",
-    "masked_vendor_figure": "issue 11 §1: other_vendor_value",
-    "other_vendor_name:space": "issue 11 §1: name folding",
-    "other_vendor_name:zero_width": "issue 11 §1: name folding",
-    "other_vendor_name:jamo": "issue 11 §1: name folding",
-    "other_vendor_name:latin_case": "issue 11 §1: name folding",
-    "other_vendor_name:latin_hyphen": "issue 11 §1: name folding",
-    "other_vendor_name:one_syllable_off": "issue 11 §1: one syllable off",
-    "swap": "issue 11 §2 / issue 10: a swap goes through handoff and dates",
-}
 COOPERATIVE_DELIVERED_AT_LEAST = 0.9
 
 
@@ -85,7 +70,7 @@ def test_every_hostile_behaviour_is_caught_or_harmless(outcomes, capsys):
     the table is printed for the log."""
     rows = hostile_table(outcomes)
     with capsys.disabled():
-        print("\n" + table_markdown(rows, guarded_elsewhere=GUARDED_ELSEWHERE))
+        print("\n" + table_markdown(rows))
     for row in rows:
         if row.row in (COOPERATIVE, "empty") or row.row in GUARDED_ELSEWHERE:
             continue
