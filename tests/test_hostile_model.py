@@ -65,9 +65,9 @@ def test_a_cooperative_model_is_delivered(outcomes):
     assert len(delivered) >= COOPERATIVE_DELIVERED_AT_LEAST * len(cooperative), "\n".join(not_delivered)
 
 
-def test_every_hostile_behaviour_is_caught_or_harmless(outcomes, capsys):
-    """Each planted error is noticed by the pipeline (a violation, a removal, a refused tool) in most cases;
-    the table is printed for the log."""
+def test_every_asserted_hostile_behaviour_is_caught(outcomes, capsys):
+    """The pipeline notices each asserted behaviour (a violation, a removal, a refused tool) — its answers are not
+    harmless by luck; the table is printed for the log."""
     rows = hostile_table(outcomes)
     with capsys.disabled():
         print("\n" + table_markdown(rows))

@@ -43,8 +43,8 @@ STUBBORN = "stubborn"  # after feedback: the same draft again
 SWAP = "swap"  # after feedback: the named error replaced by another one
 FIX = "fix"  # after feedback: the faithful answer
 
-# What a disobedient model writes in place of, or next to, the faithful answer. Each returns the draft and the
-# planted texts; `None` means the behaviour acts on the tools, not on the text.
+# The behaviours that are what the first draft gets wrong, in place of or next to the faithful answer (`_PLANTERS`
+# writes each); the other behaviours act on the tools, the judge or the feedback and plant one of these.
 PLANT_KINDS = (
     "wrong_amount",
     "wrong_percent",
