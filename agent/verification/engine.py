@@ -4,7 +4,6 @@ quote that literally occurs in the evidence and contains the value.
 """
 
 import json
-import re
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
@@ -13,13 +12,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 
-from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings
+from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings, has_whole_word
 from agent.verification.claims import ACTION_LABELS, find_action_claims
-from agent.verification.korean import fold
 from agent.verification.numbers import (
     Quantity,
     QuantityKind,
-    bare_number_values,
     parse_quantities,
     quantity_values_among,
 )
@@ -48,7 +45,6 @@ JUDGEABLE_KINDS = frozenset(
 )
 OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
 SUPPORTED = "supported"
-_WHITESPACE_RE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -338,7 +334,7 @@ def rule_on_answer(violation: Violation, answer: object, evidence: tuple[str, ..
         return JudgeRuling(violation, False, "supported without a quote", quote)
     if not any(quote in passage for passage in evidence):
         return JudgeRuling(violation, False, "quote not found in the evidence", quote)
-    if not _quote_contains_value(quote, violation):
+    if not _quote_contains_value(quote, violation, evidence):
         return JudgeRuling(violation, False, "quote does not contain the value", quote)
     return JudgeRuling(violation, True, "cleared by a quote from the evidence", quote)
 
@@ -359,12 +355,30 @@ def _read_answer(answer: object) -> tuple[str | None, str | None]:
     return verdict, quote
 
 
-def _quote_contains_value(quote: str, violation: Violation) -> bool:
-    """The quote states the violation's value: the brand (case, width and spacing aside), or the number —
-    as a quantity of the same kind or as a bare number ("공급가 35000"), which is what code could not
-    read as an amount and the judge may."""
+def _quote_contains_value(quote: str, violation: Violation, evidence: tuple[str, ...]) -> bool:
+    """Whether some occurrence of the quote in an evidence passage states the violation's value.
+
+    Values are read by the engine's own parser in the passage (so a quote cannot cut "3,400원" out of
+    "12만 3,400원"), and only those lying wholly inside the quote count: the same kind and the same
+    normalised value ("6박스" is no percentage, 8원 is not 8%). A brand counts only as a whole word of
+    the quote, a particle allowed after it, never joined across spaces or out of a longer word."""
+    for passage in evidence:
+        start = passage.find(quote)
+        while start != -1:
+            end = start + len(quote)
+            if _states_value(passage, start, end, violation):
+                return True
+            start = passage.find(quote, start + 1)
+    return False
+
+
+def _states_value(passage: str, start: int, end: int, violation: Violation) -> bool:
     if violation.kind in (ViolationKind.BRAND_UNSUPPORTED, ViolationKind.BRAND_MISSPELT):
-        return _WHITESPACE_RE.sub("", fold(str(violation.value))) in _WHITESPACE_RE.sub("", fold(quote))
-    if any(q.kind == violation.kind and q.value == violation.value for q in parse_quantities(quote)):
-        return True
-    return violation.value in bare_number_values(quote)
+        return has_whole_word(passage, str(violation.value), start, end)
+    return any(
+        quantity.kind == violation.kind
+        and quantity.value == violation.value
+        and start <= quantity.span[0]
+        and quantity.span[1] <= end
+        for quantity in parse_quantities(passage)
+    )
