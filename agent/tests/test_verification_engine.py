@@ -92,6 +92,12 @@ def test_values_the_evidence_does_not_state_are_violations(draft, kind, value):
     assert violation.suggestion is None
 
 
+def test_a_space_before_the_multiplier_is_still_an_amount():
+    result = verify("단가는 3 만원입니다.", evidence=["솔빛 참치캔 단가 31,000원"])
+    assert kinds_and_values(result) == [("amount", 30000)]
+    assert verify("단가는 3 만원입니다.", evidence=["단가 30,000원"]).ok
+
+
 def test_arithmetic_the_evidence_does_not_state_is_a_violation():
     result = verify("두 개를 사시면 30,000원 두 번이니 60,000원입니다.")
     assert kinds_and_values(result) == [("amount", 60000)]
