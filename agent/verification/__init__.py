@@ -8,7 +8,6 @@ from agent.verification.brands import NameIndex, NameMatch, cached_name_index
 from agent.verification.claims import ActionClaim, ActionKind, find_action_claims
 from agent.verification.engine import (
     DEFAULT_SETTINGS,
-    JUDGEABLE_KINDS,
     OTHER_VENDOR_PLACEHOLDER,
     Judge,
     JudgeRuling,
@@ -16,26 +15,43 @@ from agent.verification.engine import (
     VerificationResult,
     VerificationSettings,
     Violation,
-    ViolationKind,
     rule_on_answer,
     verify_draft,
+)
+from agent.verification.kinds import (
+    GROUP_COLOURS,
+    JUDGEABLE_KINDS,
+    KINDS,
+    KindInfo,
+    ReportBucket,
+    Research,
+    ViolationKind,
+    kind_group,
+    kind_info,
+    kind_label,
+    kinds_in_bucket,
 )
 from agent.verification.numbers import Quantity, QuantityKind, parse_quantities
 from agent.verification.sentences import Sentence, split_sentences
 
 __all__ = [
     "DEFAULT_SETTINGS",
+    "GROUP_COLOURS",
     "JUDGEABLE_KINDS",
+    "KINDS",
     "OTHER_VENDOR_PLACEHOLDER",
     "ActionClaim",
     "ActionKind",
     "Judge",
     "JudgeRuling",
     "JudgeVerdict",
+    "KindInfo",
     "NameIndex",
     "NameMatch",
     "Quantity",
     "QuantityKind",
+    "ReportBucket",
+    "Research",
     "Sentence",
     "VerificationResult",
     "VerificationSettings",
@@ -43,6 +59,10 @@ __all__ = [
     "ViolationKind",
     "cached_name_index",
     "find_action_claims",
+    "kind_group",
+    "kind_info",
+    "kind_label",
+    "kinds_in_bucket",
     "parse_quantities",
     "rule_on_answer",
     "split_sentences",

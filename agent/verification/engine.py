@@ -9,11 +9,11 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
 
 from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings, has_whole_word
 from agent.verification.claims import ACTION_LABELS, find_action_claims
+from agent.verification.kinds import JUDGEABLE_KINDS, ViolationKind, kind_label
 from agent.verification.numbers import (
     Quantity,
     QuantityKind,
@@ -22,27 +22,6 @@ from agent.verification.numbers import (
 )
 from agent.verification.sentences import Sentence, split_sentences, text_without
 
-
-class ViolationKind(StrEnum):
-    AMOUNT = "amount"
-    PERCENT = "percent"
-    PERCENT_POINT = "percent_point"
-    BRAND_UNSUPPORTED = "brand_unsupported"
-    BRAND_MISSPELT = "brand_misspelt"
-    OTHER_VENDOR = "other_vendor"
-    ACTION_CLAIM = "action_claim"
-
-
-# The judge may rule on what evidence could support; other vendors and untrue claims are never its call.
-JUDGEABLE_KINDS = frozenset(
-    {
-        ViolationKind.AMOUNT,
-        ViolationKind.PERCENT,
-        ViolationKind.PERCENT_POINT,
-        ViolationKind.BRAND_UNSUPPORTED,
-        ViolationKind.BRAND_MISSPELT,
-    }
-)
 OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
 SUPPORTED = "supported"
 
@@ -118,13 +97,6 @@ class VerificationResult:
             "clean_text": self.clean_text,
             "quantities": [quantity.as_dict() for quantity in self.quantities],
         }
-
-
-_QUANTITY_LABELS = {
-    QuantityKind.AMOUNT: "금액",
-    QuantityKind.PERCENT: "비율",
-    QuantityKind.PERCENT_POINT: "퍼센트포인트",
-}
 
 
 def verify_draft(
@@ -241,7 +213,7 @@ def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, 
             value=quantity.value,
             text=quantity.raw,
             span=quantity.span,
-            reason=f"근거에 없는 {_QUANTITY_LABELS[quantity.kind]}: {format_quantity(quantity)}",
+            reason=f"근거에 없는 {kind_label(quantity.kind)}: {format_quantity(quantity)}",
         )
         for quantity in quantities
         if (quantity.kind, quantity.value) not in supported
