@@ -21,6 +21,7 @@ from agent.verification.numbers import (
     quantity_values_among,
 )
 from agent.verification.sentences import Sentence, split_sentences, text_without
+from agent.verification.values import Value, display, is_supported, parse_values, value_keys_among
 
 OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
 SUPPORTED = "supported"
@@ -109,8 +110,12 @@ def verify_draft(
     confirmed_actions: Iterable[str],
     judge: Judge | None = None,
     settings: VerificationSettings = DEFAULT_SETTINGS,
+    question: str = "",
 ) -> VerificationResult:
     """Check ``draft`` against ``evidence`` and return its violations and the text that is safe to send.
+
+    Dates, times, quantities and contacts that ``question`` states count as support for the same values in
+    the draft (a vendor asking about 100박스 may be answered about 100박스); amounts and percentages never do.
 
     Name sets may be passed as ``NameIndex`` objects (built once by the caller) or as iterables, which
     are indexed once and cached by their contents.
@@ -122,6 +127,7 @@ def verify_draft(
     confirmed = {str(action).strip().lower() for action in confirmed_actions}
 
     quantities = tuple(parse_quantities(draft))
+    values = tuple(parse_values(draft))
     counterpart_spans = [(match.start, match.end) for match in counterpart_index.find(draft)]
     brand_matches = [
         match for match in brand_index.find(draft) if not _overlaps_any(match.start, match.end, counterpart_spans)
@@ -135,6 +141,7 @@ def verify_draft(
 
     violations = [
         *_quantity_violations(quantities, evidence),
+        *_value_violations(values, evidence, question),
         *(
             Violation(
                 kind=ViolationKind.BRAND_UNSUPPORTED,
@@ -217,6 +224,26 @@ def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, 
         )
         for quantity in quantities
         if (quantity.kind, quantity.value) not in supported
+    ]
+
+
+def _value_violations(values: tuple[Value, ...], evidence: tuple[str, ...], question: str) -> list[Violation]:
+    """Dates, times, quantities and contacts of the draft that no evidence passage (nor the question) states."""
+    if not values:
+        return []
+    keys = value_keys_among(evidence)
+    if question:
+        keys |= value_keys_among((question,))
+    return [
+        Violation(
+            kind=value.kind,
+            value=value.value,
+            text=value.raw,
+            span=value.span,
+            reason=f"근거에 없는 {kind_label(value.kind)}: {display(value)}",
+        )
+        for value in values
+        if not is_supported(value, keys)
     ]
 
 
@@ -347,10 +374,11 @@ def _quote_contains_value(quote: str, violation: Violation, evidence: tuple[str,
 def _states_value(passage: str, start: int, end: int, violation: Violation) -> bool:
     if violation.kind in (ViolationKind.BRAND_UNSUPPORTED, ViolationKind.BRAND_MISSPELT):
         return has_whole_word(passage, str(violation.value), start, end)
+    found = [*parse_quantities(passage), *parse_values(passage)]
     return any(
-        quantity.kind == violation.kind
-        and quantity.value == violation.value
-        and start <= quantity.span[0]
-        and quantity.span[1] <= end
-        for quantity in parse_quantities(passage)
+        value.kind == violation.kind
+        and value.value == violation.value
+        and start <= value.span[0]
+        and value.span[1] <= end
+        for value in found
     )

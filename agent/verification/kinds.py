@@ -13,6 +13,10 @@ class ViolationKind(StrEnum):
     PERCENT_POINT = "percent_point"
     BRAND_UNSUPPORTED = "brand_unsupported"
     BRAND_MISSPELT = "brand_misspelt"
+    DATE = "date"
+    TIME = "time"
+    QUANTITY = "quantity"
+    CONTACT = "contact"
     OTHER_VENDOR = "other_vendor"
     ACTION_CLAIM = "action_claim"
     # Recorded by the agent (not the engine): a sentence that asks the vendor something back, removed.
@@ -101,6 +105,46 @@ _KINDS = (
         ReportBucket.UNSUPPORTED_VALUE,
     ),
     KindInfo(
+        ViolationKind.DATE,
+        "날짜",
+        "날짜",
+        "schedule",
+        True,
+        "date",
+        Research.FLAGGED_TEXT,
+        ReportBucket.UNSUPPORTED_VALUE,
+    ),
+    KindInfo(
+        ViolationKind.TIME,
+        "시각",
+        "시각",
+        "schedule",
+        True,
+        "time",
+        Research.FLAGGED_TEXT,
+        ReportBucket.UNSUPPORTED_VALUE,
+    ),
+    KindInfo(
+        ViolationKind.QUANTITY,
+        "수량",
+        "수량",
+        "number",
+        True,
+        "quantity",
+        Research.FLAGGED_TEXT,
+        ReportBucket.UNSUPPORTED_VALUE,
+    ),
+    KindInfo(
+        ViolationKind.CONTACT,
+        "연락처",
+        "연락처",
+        "contact",
+        True,
+        "contact",
+        Research.FLAGGED_TEXT,
+        ReportBucket.UNSUPPORTED_VALUE,
+    ),
+    KindInfo(
         ViolationKind.OTHER_VENDOR,
         "다른 벤더",
         "다른 벤더 이름",
@@ -141,6 +185,8 @@ GROUP_COLOURS = {
     "vendor": ("#ffcdd2", "#b71c1c"),
     "claim": ("#bbdefb", "#0d47a1"),
     "asks": ("#b2dfdb", "#004d40"),
+    "schedule": ("#fff9c4", "#f57f17"),
+    "contact": ("#c8e6c9", "#1b5e20"),
     "other": ("#e0e0e0", "#424242"),
 }
 UNKNOWN_GROUP = "other"
