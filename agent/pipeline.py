@@ -212,6 +212,7 @@ class _Composer:
                 other_vendor_names=names.other_vendors,
                 confirmed_actions=self.trace.confirmed_actions,
                 judge=judge,
+                question=self.context.question_text,
             )
             clean, asked_back = remove_questions_back(result.clean_text)
             self.trace.rounds.append(

@@ -14,14 +14,15 @@ from functools import cache
 from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings, has_whole_word
 from agent.verification.claims import ACTION_LABELS, find_action_claims
 from agent.verification.kinds import JUDGEABLE_KINDS, ViolationKind, kind_label
+from agent.verification.mismatch import Attached, find_swaps
 from agent.verification.numbers import (
     Quantity,
-    QuantityKind,
+    format_quantity,
     parse_quantities,
     quantity_values_among,
 )
 from agent.verification.sentences import Sentence, split_sentences, text_without
-from agent.verification.values import Value, display, is_supported, parse_values, value_keys_among
+from agent.verification.values import QUANTITY, Value, display, is_supported, parse_values, value_keys_among
 
 OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
 SUPPORTED = "supported"
@@ -138,10 +139,13 @@ def verify_draft(
         if match.text not in counterpart_index and not _overlaps_any(match.start, match.end, counterpart_spans)
     ]
     evidence_text = EvidenceText.of(evidence)
+    supported_pairs = quantity_values_among(evidence, quantities)
+    value_keys = _value_keys(values, evidence, question)
 
     violations = [
-        *_quantity_violations(quantities, evidence),
-        *_value_violations(values, evidence, question),
+        *_quantity_violations(quantities, supported_pairs),
+        *_value_violations(values, value_keys),
+        *_swap_violations(draft, quantities, values, evidence, evidence_text, supported_pairs, value_keys),
         *(
             Violation(
                 kind=ViolationKind.BRAND_UNSUPPORTED,
@@ -212,8 +216,7 @@ def _sentences_holding(violations: list[Violation], sentences: list[Sentence]) -
     return holding
 
 
-def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, ...]) -> list[Violation]:
-    supported = quantity_values_among(evidence, quantities)
+def _quantity_violations(quantities: tuple[Quantity, ...], supported: set) -> list[Violation]:
     return [
         Violation(
             kind=quantity.kind,
@@ -227,13 +230,19 @@ def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, 
     ]
 
 
-def _value_violations(values: tuple[Value, ...], evidence: tuple[str, ...], question: str) -> list[Violation]:
-    """Dates, times, quantities and contacts of the draft that no evidence passage (nor the question) states."""
+def _value_keys(values: tuple[Value, ...], evidence: tuple[str, ...], question: str) -> frozenset:
+    """What the evidence and the question state of dates, times, quantities and contacts (nothing to look up when
+    the draft holds none)."""
     if not values:
-        return []
+        return frozenset()
     keys = value_keys_among(evidence)
     if question:
         keys |= value_keys_among((question,))
+    return keys
+
+
+def _value_violations(values: tuple[Value, ...], keys: frozenset) -> list[Violation]:
+    """Dates, times, quantities and contacts of the draft that no evidence passage (nor the question) states."""
     return [
         Violation(
             kind=value.kind,
@@ -247,10 +256,36 @@ def _value_violations(values: tuple[Value, ...], evidence: tuple[str, ...], ques
     ]
 
 
-def format_quantity(quantity: Quantity) -> str:
-    if quantity.kind == QuantityKind.AMOUNT:
-        return f"{quantity.value:,}원"
-    return f"{quantity.value}{quantity.unit}"
+def _swap_violations(
+    draft: str,
+    quantities: tuple[Quantity, ...],
+    values: tuple[Value, ...],
+    evidence: tuple[str, ...],
+    evidence_text: EvidenceText,
+    supported_pairs: set,
+    value_keys: frozenset,
+) -> list[Violation]:
+    """Values the evidence states, attached in the draft to a subject the evidence gives another value."""
+    if not evidence or not (quantities or any(value.kind == QUANTITY for value in values)):
+        return []
+
+    def supported(attached: Attached) -> bool:
+        if attached.group[0] == QUANTITY:
+            number, unit = attached.key
+            return (QUANTITY, number, unit) in value_keys
+        return (attached.group[0], attached.key) in supported_pairs
+
+    return [
+        Violation(
+            kind=ViolationKind.VALUE_MISMATCH,
+            value=swap.attached.value,
+            text=swap.attached.raw,
+            span=swap.attached.span,
+            reason=f"다른 대상의 값: {swap.subject} {swap.attached.shown} (근거: {swap.expected.shown})",
+            suggestion=swap.expected.shown,
+        )
+        for swap in find_swaps(draft, evidence, evidence_text.raw, supported)
+    ]
 
 
 def _misspelling_violations(

@@ -17,6 +17,7 @@ class ViolationKind(StrEnum):
     TIME = "time"
     QUANTITY = "quantity"
     CONTACT = "contact"
+    VALUE_MISMATCH = "value_mismatch"
     OTHER_VENDOR = "other_vendor"
     ACTION_CLAIM = "action_claim"
     # Recorded by the agent (not the engine): a sentence that asks the vendor something back, removed.
@@ -141,6 +142,18 @@ _KINDS = (
         "contact",
         True,
         "contact",
+        Research.FLAGGED_TEXT,
+        ReportBucket.UNSUPPORTED_VALUE,
+    ),
+    # A value the evidence states, given to the wrong subject: a quote of the other subject's line would "support"
+    # it, so the judge never rules on it.
+    KindInfo(
+        ViolationKind.VALUE_MISMATCH,
+        "다른 대상의 값",
+        "다른 대상의 값",
+        "number",
+        False,
+        "amount, percent, percent_point or quantity",
         Research.FLAGGED_TEXT,
         ReportBucket.UNSUPPORTED_VALUE,
     ),

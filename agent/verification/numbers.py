@@ -224,6 +224,13 @@ _HANGUL_NUMERAL_RE = re.compile(
 _WON_AFTER_HANGUL_RE = re.compile(rf" ?{_WON}")
 
 
+def format_quantity(quantity: Quantity) -> str:
+    """As a reason line shows it: 35,000원, 12.5%, 3%p."""
+    if quantity.kind == _AMOUNT:
+        return f"{quantity.value:,}원"
+    return f"{quantity.value}{quantity.unit}"
+
+
 def parse_quantities(text: str) -> list[Quantity]:
     """Every amount, percentage and percentage-point value in ``text``, in order of position."""
     found = _parse_arabic(text) + _parse_hangul(text)
