@@ -55,10 +55,10 @@ CASES = [
     ),
     ("참치캔은 24개입입니다.", [PACKS], [({"value": 24, "unit": "개입"}, "12개입")]),
     ("주방세제는 2L 용량입니다.", [VOLUMES], [({"value": 2000, "unit": "ml"}, "1,500ml")]),
-    # swaps the engine does not see (recall): a two-syllable subject, the partner in another passage, the value
-    # split from its subject by parentheses
-    ("참치는 20,000원입니다.", ["참치 18,000원, 꽁치 20,000원"], [(20000, "18,000원")]),
     ("고등어캔은 3,900원입니다.", ["솔빛 고등어캔 4,800원", "솔빛 꽁치캔 3,900원"], [(3900, "4,800원")]),
+    # swaps the engine does not see (recall): a two-syllable subject; the value split from its subject by
+    # parentheses
+    ("참치는 20,000원입니다.", ["참치 18,000원, 꽁치 20,000원"], [(20000, "18,000원")]),
     ("A-1023은 9,800원입니다.", ["A-1023 (생수 2L) 6,500원 / B-2040 (생수 500ml) 9,800원"], [(9800, "6,500원")]),
     # no swap: the right values, a value for no subject, an ambiguous subject, a value found nowhere
     ("고등어캔은 4,800원이고 꽁치캔은 3,900원입니다.", [CANS], []),
@@ -82,7 +82,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("draft", "evidence", "swaps"), CASES[:13] + CASES[16:])
+@pytest.mark.parametrize(("draft", "evidence", "swaps"), CASES[:14] + CASES[16:])
 def test_swaps_are_flagged_with_the_evidence_value_and_nothing_else_is(draft, evidence, swaps):
     assert mismatches(draft, evidence) == swaps
 
@@ -106,8 +106,8 @@ def precision_and_recall() -> tuple[float, float, int, int, int]:
 
 def test_precision_is_perfect_and_recall_as_documented():
     precision, recall, true_positives, false_positives, false_negatives = precision_and_recall()
-    assert (true_positives, false_positives, false_negatives) == (17, 0, 3)
-    assert precision == 1.0 and recall == pytest.approx(17 / 20)
+    assert (true_positives, false_positives, false_negatives) == (18, 0, 2)
+    assert precision == 1.0 and recall == pytest.approx(18 / 20)
 
 
 @pytest.mark.parametrize("draft", SUPPORTED_DRAFTS)

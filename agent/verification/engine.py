@@ -14,7 +14,7 @@ from functools import cache
 from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings, has_whole_word
 from agent.verification.claims import ACTION_LABELS, find_action_claims
 from agent.verification.kinds import JUDGEABLE_KINDS, ViolationKind, kind_label
-from agent.verification.mismatch import Attached, find_swaps
+from agent.verification.mismatch import Attached, attach, find_swaps
 from agent.verification.numbers import (
     Quantity,
     format_quantity,
@@ -22,7 +22,15 @@ from agent.verification.numbers import (
     quantity_values_among,
 )
 from agent.verification.sentences import Sentence, split_sentences, text_without
-from agent.verification.values import QUANTITY, Value, display, is_supported, parse_values, value_keys_among
+from agent.verification.values import (
+    QUANTITY,
+    Value,
+    display,
+    is_supported,
+    parse_values,
+    supported_in,
+    value_keys_among,
+)
 
 OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
 SUPPORTED = "supported"
@@ -140,12 +148,12 @@ def verify_draft(
     ]
     evidence_text = EvidenceText.of(evidence)
     supported_pairs = quantity_values_among(evidence, quantities)
-    value_keys = _value_keys(values, evidence, question)
+    value_support = _supported_values(values, evidence_text, question)
 
     violations = [
         *_quantity_violations(quantities, supported_pairs),
-        *_value_violations(values, value_keys),
-        *_swap_violations(draft, quantities, values, evidence, evidence_text, supported_pairs, value_keys),
+        *_value_violations(values, value_support),
+        *_swap_violations(draft, quantities, values, value_support, evidence_text, supported_pairs),
         *(
             Violation(
                 kind=ViolationKind.BRAND_UNSUPPORTED,
@@ -230,18 +238,22 @@ def _quantity_violations(quantities: tuple[Quantity, ...], supported: set) -> li
     ]
 
 
-def _value_keys(values: tuple[Value, ...], evidence: tuple[str, ...], question: str) -> frozenset:
-    """What the evidence and the question state of dates, times, quantities and contacts (nothing to look up when
-    the draft holds none)."""
+def _supported_values(values: tuple[Value, ...], evidence: EvidenceText, question: str) -> list[bool]:
+    """For each date, time, quantity and contact of the draft, whether the question or an evidence passage
+    states it."""
     if not values:
-        return frozenset()
-    keys = value_keys_among(evidence)
-    if question:
-        keys |= value_keys_among((question,))
-    return keys
+        return []
+    question_keys = value_keys_among((question,)) if question else frozenset()
+    answers = [is_supported(value, question_keys) for value in values]
+    unanswered = [index for index, answer in enumerate(answers) if not answer]
+    if unanswered and evidence.passages:
+        found = supported_in([values[index] for index in unanswered], evidence.raw, evidence.folded)
+        for index, answer in zip(unanswered, found, strict=True):
+            answers[index] = answer
+    return answers
 
 
-def _value_violations(values: tuple[Value, ...], keys: frozenset) -> list[Violation]:
+def _value_violations(values: tuple[Value, ...], supported: list[bool]) -> list[Violation]:
     """Dates, times, quantities and contacts of the draft that no evidence passage (nor the question) states."""
     return [
         Violation(
@@ -251,8 +263,8 @@ def _value_violations(values: tuple[Value, ...], keys: frozenset) -> list[Violat
             span=value.span,
             reason=f"근거에 없는 {kind_label(value.kind)}: {display(value)}",
         )
-        for value in values
-        if not is_supported(value, keys)
+        for value, is_stated in zip(values, supported, strict=True)
+        if not is_stated
     ]
 
 
@@ -260,19 +272,20 @@ def _swap_violations(
     draft: str,
     quantities: tuple[Quantity, ...],
     values: tuple[Value, ...],
-    evidence: tuple[str, ...],
-    evidence_text: EvidenceText,
+    value_support: list[bool],
+    evidence: EvidenceText,
     supported_pairs: set,
-    value_keys: frozenset,
 ) -> list[Violation]:
     """Values the evidence states, attached in the draft to a subject the evidence gives another value."""
-    if not evidence or not (quantities or any(value.kind == QUANTITY for value in values)):
+    stated_quantities = {
+        value.span for value, stated in zip(values, value_support, strict=True) if stated and value.kind == QUANTITY
+    }
+    if not evidence.passages or not (supported_pairs or stated_quantities):
         return []
 
     def supported(attached: Attached) -> bool:
         if attached.group[0] == QUANTITY:
-            number, unit = attached.key
-            return (QUANTITY, number, unit) in value_keys
+            return attached.span in stated_quantities
         return (attached.group[0], attached.key) in supported_pairs
 
     return [
@@ -284,7 +297,7 @@ def _swap_violations(
             reason=f"다른 대상의 값: {swap.subject} {swap.attached.shown} (근거: {swap.expected.shown})",
             suggestion=swap.expected.shown,
         )
-        for swap in find_swaps(draft, evidence, evidence_text.raw, supported)
+        for swap in find_swaps(attach(draft, quantities, values), evidence.raw, supported)
     ]
 
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 
+import ahocorasick
+
 from agent.verification.korean import strip_particle_variants
 from agent.verification.numbers import Quantity, format_quantity, parse_quantities
-from agent.verification.values import QUANTITY, Value, display, parse_values
+from agent.verification.values import QUANTITY, Value, clause_bounds, display, parse_values
 
 _CLAUSE_BREAKS = frozenset(",·/;()\n")  # a table row is one line: its cells are one clause
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)")
@@ -87,7 +89,12 @@ _ATTRIBUTE_WORDS = frozenset(
         "특별",
     )
 )
-_WINDOW_CHARS = 400
+_WINDOW_CHARS = 200
+# A subject written more often than this in the evidence is a brand or a vendor, not one product or record.
+_MAX_SUBJECT_OCCURRENCES = 3
+# A subject's values are looked for in its sentence, with the rows of a table around it (rows are short lines).
+_SENTENCE_ENDS = ("\n\n", ". ", ".\n")
+_WORD_CHAR_RE = re.compile(r"[A-Za-z0-9가-힣]")
 _MEMO_SIZE = 4096
 
 
@@ -126,8 +133,13 @@ def _group_and_key(item: Quantity | Value) -> tuple[tuple, object, str]:
 def attachments(text: str) -> tuple[Attached, ...]:
     """Every exact amount, percentage and quantity of ``text`` with the subject it belongs to (remembered per
     text: evidence stretches recur across drafts and rounds)."""
-    quantities = [quantity for quantity in parse_quantities(text) if not quantity.approx]
-    values = parse_values(text)
+    return attach(text, parse_quantities(text), parse_values(text))
+
+
+def attach(text: str, quantities: Iterable[Quantity], values: Iterable[Value]) -> tuple[Attached, ...]:
+    """``attachments`` of a text already parsed into its amounts and percentages and its other values."""
+    quantities = [quantity for quantity in quantities if not quantity.approx]
+    values = list(values)
     protected = sorted([*(quantity.span for quantity in quantities), *(value.span for value in values)])
     items = sorted([*quantities, *(value for value in values if value.kind == QUANTITY)], key=lambda item: item.span)
     found = []
@@ -201,73 +213,82 @@ def _has_subject(attached: Attached, subject: str) -> bool:
     return any(attached.subject[index : index + len(words)] == tuple(words) for index in range(len(attached.subject)))
 
 
-def _break_positions(passage: str, start: int, end: int) -> list[int]:
-    """Positions just past a line end or a sentence end in ``passage[start:end]``."""
-    breaks = [index + 1 for index in range(start, end) if passage[index] == "\n"]
-    breaks += [match.end() for match in _SENTENCE_END_RE.finditer(passage, start, end)]
-    return sorted(breaks)
+def _occurrences(text: str, subjects: Iterable[str]) -> dict[str, list[int]]:
+    """Where each subject starts in ``text``, as a word ("고등어캔" not inside "참고등어캔"), from one pass."""
+    automaton = ahocorasick.Automaton()
+    for subject in subjects:
+        automaton.add_word(subject, subject)
+    automaton.make_automaton()
+    found: dict[str, list[int]] = {}
+    for last, subject in automaton.iter(text):
+        start = last - len(subject) + 1
+        if start == 0 or not _WORD_CHAR_RE.match(text[start - 1]):
+            found.setdefault(subject, []).append(start)
+    return found
 
 
-def _windows(passage: str, subject: str) -> Iterable[str]:
-    """The stretch around each occurrence of ``subject``: from a sentence or line start before it to a sentence
-    or line end after it, the neighbouring sentence (or table row) on each side included when short."""
-    position = passage.find(subject)
-    while position != -1:
-        low = max(0, position - _WINDOW_CHARS // 2)
-        before = _break_positions(passage, low, position)
-        start = 0 if low == 0 else before[0] if before else position
-        high = min(len(passage), position + _WINDOW_CHARS)
-        after = [index for index in _break_positions(passage, position + len(subject), high) if index < high]
-        end = len(passage) if high == len(passage) else after[-1] if after else high
-        if end < len(passage) and not after:  # no break within reach: go on to the next one
-            following = _break_positions(passage, high, min(len(passage), high + _WINDOW_CHARS))
-            end = following[0] if following else min(len(passage), high + _WINDOW_CHARS)
-        yield passage[start:end]
-        position = passage.find(subject, max(position + 1, end))
+def _sentences_around(text: str, start: int, end: int) -> str:
+    """The sentence holding ``text[start:end]`` with the sentence before and the one after it."""
+    left, right = clause_bounds(text, start, end, _WINDOW_CHARS, _SENTENCE_ENDS)
+    if left > 2:
+        left = clause_bounds(text, left - 3, left - 2, _WINDOW_CHARS, _SENTENCE_ENDS)[0]
+    if right + 2 < len(text):
+        right = clause_bounds(text, right + 1, right + 2, _WINDOW_CHARS, _SENTENCE_ENDS)[1]
+    return text[left:right]
 
 
-def find_swaps(
-    draft: str, evidence: tuple[str, ...], evidence_text: str, supported: Callable[[Attached], bool]
-) -> list[Swap]:
-    """Draft values attached to a subject that the evidence gives exactly one other value (see the module)."""
+def find_swaps(drafted: Iterable[Attached], evidence: str, supported: Callable[[Attached], bool]) -> list[Swap]:
+    """Those of the draft's values (``attach``-ed) that are attached to a subject that ``evidence`` (the passages
+    joined by line breaks) gives exactly one other value, while it gives the draft's value to another subject
+    (see the module)."""
+    candidates = []
+    for attached in drafted:
+        if attached.subject and supported(attached) and (subjects := _subjects_of(attached.subject)):
+            candidates.append((attached, subjects))
+    if not candidates:
+        return []
+    occurrences = _occurrences(evidence, {subject for _, subjects in candidates for subject in subjects})
     swaps = []
-    for attached in attachments(draft):
-        if not attached.subject or not supported(attached):
-            continue
-        subjects = [subject for subject in _subjects_of(attached.subject) if subject in evidence_text]
+    for attached, subjects in candidates:
         resolved: dict[str, Attached] = {}
         partner_found = False
         for subject in subjects:
-            own, others = _evidence_values(evidence, subject, attached.group)
-            if len(own) > 1:
-                continue
-            if len(own) == 1:
-                resolved[subject] = next(iter(own.values()))
-            partner_found = partner_found or attached.key in others
-        expected_keys = {item.key for item in resolved.values()}
-        if len(expected_keys) != 1:
+            starts = occurrences.get(subject, ())
+            if not starts or len(starts) > _MAX_SUBJECT_OCCURRENCES:
+                continue  # absent, or a name the evidence writes everywhere (a brand, a vendor): not one subject
+            own, partner = _evidence_values(evidence, subject, starts, attached)
+            if own is not None:
+                resolved[subject] = own
+                partner_found = partner_found or partner
+        if len({item.key for item in resolved.values()}) != 1:
             continue  # no subject the evidence pins down, or subjects that disagree
         expected = next(iter(resolved.values()))
-        if expected.key == attached.key or not partner_found:
-            continue
-        swaps.append(Swap(attached, max(resolved, key=len), expected))
+        if expected.key != attached.key and partner_found:
+            swaps.append(Swap(attached, max(resolved, key=len), expected))
     return swaps
 
 
-def _evidence_values(evidence: tuple[str, ...], subject: str, group: tuple) -> tuple[dict, set]:
-    """The values of ``group`` the evidence attaches to ``subject`` (by key), and those it attaches to other
-    subjects that have a product-like word."""
-    own: dict = {}
-    others: set = set()
-    for passage in evidence:
-        if subject not in passage:
+def _evidence_values(
+    evidence: str, subject: str, starts: list[int], attached: Attached
+) -> tuple[Attached | None, bool]:
+    """The one value of the draft value's kind and dimension that the evidence attaches to ``subject`` (None when
+    it attaches none or several: the search stops at the second), and whether a sentence around the subject
+    attaches the draft's value to another product-like subject."""
+    own: Attached | None = None
+    partner = False
+    seen = set()
+    for start in starts:
+        window = _sentences_around(evidence, start, start + len(subject))
+        if window in seen:
             continue
-        for window in _windows(passage, subject):
-            for item in attachments(window):
-                if item.group != group:
-                    continue
-                if _has_subject(item, subject):
-                    own.setdefault(item.key, item)
-                elif _subjects_of(item.subject):
-                    others.add(item.key)
-    return own, others
+        seen.add(window)
+        for item in attachments(window):
+            if item.group != attached.group:
+                continue
+            if _has_subject(item, subject):
+                if own is not None and own.key != item.key:
+                    return None, False
+                own = own or item
+            elif item.key == attached.key and _subjects_of(item.subject):
+                partner = True
+    return own, partner

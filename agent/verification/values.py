@@ -7,10 +7,12 @@ relative words (오늘, 내일, 이번 주), months alone and spelled-out number
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
+
+import ahocorasick
 
 from agent.verification.korean import PARTICLES, is_hangul_syllable
 
@@ -417,12 +419,14 @@ def parse_values(text: str, kinds: Iterable[str] = VALUE_KINDS, taken: Iterable[
 # --- evidence ---------------------------------------------------------------------------------------------
 
 _PASSAGE_MEMO_SIZE = 2048
+_WINDOW_REACH = 100
+_CLAUSE_ENDS = ("\n", ", ", ". ")
 
 
 @lru_cache(maxsize=_PASSAGE_MEMO_SIZE)
 def passage_value_keys(passage: str) -> frozenset:
     """Every key the values of ``passage`` state, with what a full date also states (its year and its day) and
-    what a next-month day states (that day). Remembered per passage text."""
+    what a next-month day states (that day). Remembered per text."""
     keys = set()
     for value in parse_values(passage):
         keys.update(value.keys())
@@ -460,10 +464,161 @@ def is_supported(value: Value, keys: frozenset | set) -> bool:
 
 
 def value_keys_among(passages: Iterable[str]) -> frozenset:
+    """What a full parse of every passage states (the question; the property tests' reference)."""
     keys: set = set()
     for passage in passages:
         keys |= passage_value_keys(passage)
     return frozenset(keys)
+
+
+def supported_in(values: Sequence[Value], text: str, folded: str) -> list[bool]:
+    """For each value, whether ``text`` (the evidence passages joined by line breaks; ``folded``: the same,
+    case-folded) states it — the answer of a full parse of each clause, without parsing the evidence in full.
+
+    Every written form of a value holds one of its anchors (``25일`` or ``/25`` for the day 25, ``2시`` or
+    ``14:00`` for 14:00, ``1.5L`` or ``1,500ml`` for 1,500ml, a phone number's last four digits): one
+    Aho-Corasick pass finds them all, and only the clause around each hit is parsed (remembered per clause)."""
+    answers = [False] * len(values)
+    for haystack, latin in ((text, False), (folded, True)):
+        owners: dict[str, list[int]] = {}
+        for index, value in enumerate(values):
+            if not answers[index]:
+                for anchor in _anchors(value, latin):
+                    owners.setdefault(anchor, []).append(index)
+        if not owners:
+            continue
+        automaton = ahocorasick.Automaton()
+        for anchor, indexes in owners.items():
+            automaton.add_word(anchor, (len(anchor), indexes))
+        automaton.make_automaton()
+        remaining = len([answer for answer in answers if not answer])
+        for last, (length, indexes) in automaton.iter(haystack):
+            pending = [index for index in indexes if not answers[index]]
+            if not pending:
+                continue
+            keys = passage_value_keys(clause_around(haystack, last - length + 1, last + 1))
+            for index in pending:
+                if is_supported(values[index], keys):
+                    answers[index] = True
+                    remaining -= 1
+            if not remaining:
+                return answers
+    return answers
+
+
+def clause_around(text: str, start: int, end: int, reach: int = _WINDOW_REACH, ends=_CLAUSE_ENDS) -> str:
+    """The clause of ``text`` holding ``text[start:end]``: from the last of ``ends`` before it to the first one
+    after it, at most ``reach`` characters each way (cut at a space there)."""
+    left, right = clause_bounds(text, start, end, reach, ends)
+    return text[left:right]
+
+
+def clause_bounds(text: str, start: int, end: int, reach: int = _WINDOW_REACH, ends=_CLAUSE_ENDS) -> tuple[int, int]:
+    low = max(0, start - reach)
+    lefts = [position + len(mark) for mark in ends if (position := text.rfind(mark, low, start)) != -1]
+    left = max(lefts, default=-1)
+    if left == -1:
+        space = text.find(" ", low, start)
+        left = low if low == 0 or space == -1 else space + 1
+    high = min(len(text), end + reach)
+    rights = [position for mark in ends if (position := text.find(mark, end, high)) != -1]
+    if rights:
+        right = min(rights) + (1 if text[min(rights)] == "." else 0)
+    else:
+        space = text.rfind(" ", end, high)
+        right = high if high == len(text) or space == -1 else space
+    return left, right
+
+
+_UNIT_SPELLINGS: dict[str, list[tuple[str, Decimal]]] = {}
+for _spelling, (_reported, _factor, _) in _CONVERTED.items():
+    _UNIT_SPELLINGS.setdefault(_reported, []).append((_spelling, Decimal(_factor)))
+for _unit in _COUNTERS:
+    _UNIT_SPELLINGS.setdefault({"ea": "EA", "pcs": "PCS"}.get(_unit, _unit), []).append((_unit, Decimal(1)))
+_WEEKDAY_LETTERS = {name: letter for letter, name in WEEKDAYS.items()}
+_LIST_MARKS = ("·", ",", "/", "~", "-")
+
+
+@lru_cache(maxsize=4096)
+def _cached_anchors(kind: str, value: str, ambiguous: bool, latin: bool) -> tuple[str, ...]:
+    if kind == CONTACT:
+        if "@" in value:
+            return (value,) if latin else ()
+        if value.isdigit():
+            return () if latin else (value[-4:],)
+        return (value.split("/")[0],) if latin else ()
+    if latin:
+        return ()
+    if kind == DATE:
+        return _date_anchors(value)
+    if kind == TIME:
+        return _time_anchors(value)
+    number, unit = value.split(" ", 1)
+    return _quantity_anchors(Decimal(number), unit)
+
+
+def _anchors(value: Value, latin: bool) -> tuple[str, ...]:
+    key = f"{value.number} {value.unit}" if value.kind == QUANTITY else value.value
+    return _cached_anchors(value.kind, key, value.ambiguous_hour, latin)
+
+
+def _date_anchors(value: str) -> tuple[str, ...]:
+    if value.startswith("weekday:"):
+        letter = _WEEKDAY_LETTERS[value.split(":")[1]]
+        marks = [
+            form
+            for mark in _LIST_MARKS
+            for form in (letter + mark, mark + letter, f"{letter} {mark}", f"{mark} {letter}")
+        ]
+        return (f"{letter}요일", f"({letter})", *marks)
+    if value.startswith("year:"):
+        return (value[5:],)
+    if value.startswith(("day:", "next_month_day:")):
+        day = int(value.split(":")[1])
+        anchors = [f"{day}일", f"{day} 일", f"{day:02d}일"]
+        if value.startswith("day:"):  # a date with that day states it too
+            anchors += [f"/{day}", f"/{day:02d}", f".{day}.", f".{day:02d}", f"-{day:02d}", f"-{day}"]
+        return tuple(dict.fromkeys(anchors))
+    month, day = int(value[-5:-3]), int(value[-2:])  # MM-DD or YYYY-MM-DD: every form writes the month-day
+    anchors = []
+    for m in dict.fromkeys((str(month), f"{month:02d}")):
+        anchors += [f"{m}월", f"{m} 월"]
+        for d in dict.fromkeys((str(day), f"{day:02d}")):
+            anchors += [f"{m}/{d}", f"{m}.{d}", f"-{m}-{d}"]
+    return tuple(dict.fromkeys(anchors))
+
+
+def _time_anchors(value: str) -> tuple[str, ...]:
+    hour, minute = int(value[:2]), value[3:]
+    hours = {hour, (hour + 12) % 24, (hour - 12) % 24, 12 if hour in (0, 12) else hour, 24 if hour == 0 else hour}
+    anchors = []
+    for candidate in sorted(hours):
+        for written in dict.fromkeys((str(candidate), f"{candidate:02d}")):
+            anchors += [f"{written}시", f"{written} 시", f"{written}:{minute}", f"{written}~", f"{written} ~"]
+    return tuple(dict.fromkeys(anchors))
+
+
+def _quantity_anchors(number: Decimal, unit: str) -> tuple[str, ...]:
+    anchors = []
+    for spelling, factor in _UNIT_SPELLINGS.get(unit, [(unit, Decimal(1))]):
+        amount = number / factor
+        if amount <= 0 or amount != amount.quantize(Decimal("0.001")):
+            continue
+        for written in _written_numbers(amount):
+            anchors += [f"{written}{spelling}", f"{written} {spelling}"]
+            anchors += [f"{written}~", f"{written} ~", f"{written}-"]  # a range's low end: 2~3박스
+    return tuple(dict.fromkeys(anchors))
+
+
+def _written_numbers(amount: Decimal) -> list[str]:
+    if amount != amount.to_integral_value():
+        return [format(amount.normalize(), "f")]
+    whole = int(amount)
+    forms = [str(whole), f"{whole:,}"]
+    for size, word in ((10**4, "만"), (1000, "천")):
+        if whole >= size and whole % size == 0:
+            forms.append(f"{whole // size}{word}")
+    return list(dict.fromkeys(forms))
 
 
 def display(value: Value) -> str:
