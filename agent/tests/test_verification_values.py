@@ -3,9 +3,12 @@ supports, from realistic B2B answers — payment days, cut-off times, delivery d
 phone numbers."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent.verification import verify_draft
-from agent.verification.values import parse_values
+from agent.verification.korean import fold
+from agent.verification.values import is_supported, parse_values, supported_in, value_keys_among
 
 
 def _values(text):
@@ -255,3 +258,81 @@ def test_violation_values_are_json_friendly_in_the_interface():
     payload = verify("최소 주문 수량은 50박스입니다.").as_dict()
     assert payload["violations"][0]["value"] == {"value": 50, "unit": "박스"}
     assert set(payload["violations"][0]) == {"kind", "value", "text", "span", "reason", "suggestion"}
+
+
+# --- the evidence search equals a full parse -------------------------------------------------------------
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "2026년 12월 5일",
+        "12월 5일",
+        "12/5",
+        "2026-12-05",
+        "12.5.",
+        "2026년",
+        "매월 10일",
+        "익월 25일",
+        "25일",
+        "5일 이내",
+        "(금)",
+        "금요일",
+        "월·수·금",
+        "월~금",
+        "오후 2시",
+        "14:00",
+        "2시",
+        "09:00~18:00",
+        "9시 30분",
+        "1.5L",
+        "1,500ml",
+        "3kg",
+        "12개입",
+        "100박스",
+        "2~3박스",
+        "3영업일",
+        "1년",
+        "12개월",
+        "02-1234-5678",
+        "order@solbit.co.kr",
+        "solbit.co.kr/order",
+        "3만원",
+        "15%",
+        "3박 4일",
+        "1일 2회",
+        "10~12일",
+        "15일까지",
+        "다음 달 15일",
+        "오후 2~3시",
+        "3만 개",
+        "2026.12.05",
+        "www.solbit.co.kr",
+        "Order@Solbit.co.kr",
+        "단가",
+        "마감",
+        " ",
+        ", ",
+        ". ",
+        "\n",
+        "~",
+        "0",
+        "5",
+        "일",
+        "시",
+    ]
+)
+_PROBE_TEXT = (
+    "2026년 12월 5일 12월 5일 2026년 매월 10일 익월 25일 15일에 (금) 월요일 수요일 오후 2시 14:00 3시 18:00 "
+    "09:30 1.5L 1,500ml 3kg 12개입 100박스 3박스 2박스 3영업일 12개월 5일 이내 02-1234-5678 order@solbit.co.kr "
+    "solbit.co.kr/order day 25일"
+)
+
+
+@settings(max_examples=400)
+@given(fragments=st.lists(_FRAGMENTS, min_size=1, max_size=14), picks=st.lists(st.integers(0, 40), max_size=4))
+def test_property_the_anchor_search_answers_as_a_full_parse(fragments, picks):
+    """supported_in parses only the clauses around anchor hits; it must answer as a full parse would."""
+    text = "".join(fragments)
+    own = parse_values(text)
+    probes = parse_values(_PROBE_TEXT) + [value for index, value in enumerate(own) if index in picks]
+    keys = value_keys_among([text])
+    assert supported_in(probes, text, fold(text)) == [is_supported(value, keys) for value in probes], text

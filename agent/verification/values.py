@@ -92,11 +92,8 @@ def _contacts(text: str) -> list[Value]:
 
 
 def normalise_url(url: str) -> str:
-    """Without scheme, ``www.`` and trailing ``/``; the host in lower case (paths keep their case)."""
-    bare = re.sub(r"^https?://", "", url, flags=re.IGNORECASE)
-    host, slash, path = bare.partition("/")
-    host = host.lower().removeprefix("www.")
-    return (host + slash + path).rstrip("/")
+    """In lower case, without scheme, ``www.`` and trailing ``/`` (a path's case is not a different answer)."""
+    return re.sub(r"^https?://", "", url.lower()).removeprefix("www.").rstrip("/")
 
 
 # --- dates ------------------------------------------------------------------------------------------------
@@ -122,7 +119,7 @@ _WEEKDAY_CHARS = "월화수목금토일"
 _WEEKDAY_RE = re.compile(
     rf"([{_WEEKDAY_CHARS}])요일"
     rf"|\(([{_WEEKDAY_CHARS}])\)"
-    rf"|(?<![가-힣0-9])([{_WEEKDAY_CHARS}](?: ?[·,/~\-] ?[{_WEEKDAY_CHARS}])+)(?:요일)?(?![가-힣])"
+    rf"|(?<![가-힣0-9])([{_WEEKDAY_CHARS}](?: ?[·/~\-] ?[{_WEEKDAY_CHARS}])+)(?:요일)?(?![가-힣])"
 )
 
 
@@ -164,9 +161,8 @@ def _dates(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     for match in _WEEKDAY_RE.finditer(text):
         if _overlaps_any(match.span(), taken):
             continue
+        # 월·수·금 is three days; 월~금 is its two ends (the days between are not written, so not stated)
         letters = match.group(1) or match.group(2) or re.sub(r"[^월화수목금토일]", "", match.group(3))
-        if match.group(3) and ("~" in match.group(3) or "-" in match.group(3)):
-            letters = letters[0] + letters[-1]  # 월~금: a range supports its ends
         for letter in letters:
             found.append(Value(DATE, f"weekday:{WEEKDAYS[letter]}", match.span(), match.group()))
         taken.append(match.span())
@@ -536,7 +532,7 @@ for _spelling, (_reported, _factor, _) in _CONVERTED.items():
 for _unit in _COUNTERS:
     _UNIT_SPELLINGS.setdefault({"ea": "EA", "pcs": "PCS"}.get(_unit, _unit), []).append((_unit, Decimal(1)))
 _WEEKDAY_LETTERS = {name: letter for letter, name in WEEKDAYS.items()}
-_LIST_MARKS = ("·", ",", "/", "~", "-")
+_LIST_MARKS = ("·", "/", "~", "-")
 
 
 @lru_cache(maxsize=4096)
@@ -575,7 +571,7 @@ def _date_anchors(value: str) -> tuple[str, ...]:
         return (value[5:],)
     if value.startswith(("day:", "next_month_day:")):
         day = int(value.split(":")[1])
-        anchors = [f"{day}일", f"{day} 일", f"{day:02d}일"]
+        anchors = [f"{day}일", f"{day} 일", f"{day:02d}일", f"{day}~", f"{day} ~"]  # 10~12일: a range's low end
         if value.startswith("day:"):  # a date with that day states it too
             anchors += [f"/{day}", f"/{day:02d}", f".{day}.", f".{day:02d}", f"-{day:02d}", f"-{day}"]
         return tuple(dict.fromkeys(anchors))
