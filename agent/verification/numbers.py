@@ -437,9 +437,9 @@ def _may_state(text: str, match: re.Match, values: set[int | float], largest: di
         return True
     # Else only as the bare low end of a range, worth the high end's leading multiplier ("3~5만원").
     separator = _RANGE_SEPARATOR_RE.match(text, match.start() + len(first_number))
-    if separator is None or (high := _TERM_RE.match(text, separator.end())) is None:
+    if separator is None or _read_expr(text, separator.end()) is None:
         return False
-    return normalise_number(number * _first_term_multiplier(high.group(), len(high.group(1)))) in values
+    return normalise_number(number * _high_end_multiplier(text, separator.end())) in values
 
 
 def _first_term_multiplier(written: str, number_end: int) -> int:
