@@ -335,4 +335,4 @@ def test_property_the_anchor_search_answers_as_a_full_parse(fragments, picks):
     own = parse_values(text)
     probes = parse_values(_PROBE_TEXT) + [value for index, value in enumerate(own) if index in picks]
     keys = value_keys_among([text])
-    assert supported_in(probes, text, fold(text)) == [is_supported(value, keys) for value in probes], text
+    assert supported_in(probes, text, lambda: fold(text)) == [is_supported(value, keys) for value in probes], text

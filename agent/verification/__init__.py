@@ -1,4 +1,5 @@
-"""Draft verification: amounts, percentages, brands, other vendors and action claims checked in code.
+"""Draft verification: amounts, percentages, dates, times, quantities, contacts, swapped values, brands, other
+vendors and action claims checked in code.
 
 A pure library (no Django, no database, no network). The agent calls ``verify_draft`` on every draft
 and stores what it returns; see docs/verification.md.
@@ -33,6 +34,7 @@ from agent.verification.kinds import (
 )
 from agent.verification.numbers import Quantity, QuantityKind, parse_quantities
 from agent.verification.sentences import Sentence, split_sentences
+from agent.verification.values import Value, parse_values
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -53,6 +55,7 @@ __all__ = [
     "ReportBucket",
     "Research",
     "Sentence",
+    "Value",
     "VerificationResult",
     "VerificationSettings",
     "Violation",
@@ -64,6 +67,7 @@ __all__ = [
     "kind_label",
     "kinds_in_bucket",
     "parse_quantities",
+    "parse_values",
     "rule_on_answer",
     "split_sentences",
     "verify_draft",

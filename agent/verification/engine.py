@@ -1,6 +1,7 @@
-"""Verify a draft answer against its evidence: every amount, percentage and brand, other vendors'
-names and completed-action claims. Code decides; an optional judge may only clear a violation with a
-quote that literally occurs in the evidence and contains the value.
+"""Verify a draft answer against its evidence: every amount, percentage, date, time, quantity, contact and
+brand, values given to the wrong subject, other vendors' names and completed-action claims. Code decides; an
+optional judge may only clear a violation with a quote that literally occurs in the evidence and in which the
+engine's own parser reads the value.
 """
 
 import json
@@ -247,7 +248,7 @@ def _supported_values(values: tuple[Value, ...], evidence: EvidenceText, questio
     answers = [is_supported(value, question_keys) for value in values]
     unanswered = [index for index, answer in enumerate(answers) if not answer]
     if unanswered and evidence.passages:
-        found = supported_in([values[index] for index in unanswered], evidence.raw, evidence.folded)
+        found = supported_in([values[index] for index in unanswered], evidence.raw, lambda: evidence.folded)
         for index, answer in zip(unanswered, found, strict=True):
             answers[index] = answer
     return answers

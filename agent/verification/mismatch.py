@@ -19,7 +19,7 @@ from itertools import pairwise
 import ahocorasick
 
 from agent.verification.korean import strip_particle_variants
-from agent.verification.numbers import Quantity, format_quantity, parse_quantities
+from agent.verification.numbers import Quantity, format_quantity, parse_quantities, value_signature
 from agent.verification.values import QUANTITY, Value, clause_bounds, display, parse_values
 
 _CLAUSE_BREAKS = frozenset(",·/;()\n")  # a table row is one line: its cells are one clause
@@ -95,6 +95,7 @@ _MAX_SUBJECT_OCCURRENCES = 3
 # A subject's values are looked for in its sentence, with the rows of a table around it (rows are short lines).
 _SENTENCE_ENDS = ("\n\n", ". ", ".\n")
 _WORD_CHAR_RE = re.compile(r"[A-Za-z0-9가-힣]")
+_NOT_SIGNIFICANT_RE = re.compile(r"[^1-9]+")
 _MEMO_SIZE = 4096
 
 
@@ -227,6 +228,16 @@ def _occurrences(text: str, subjects: Iterable[str]) -> dict[str, list[int]]:
     return found
 
 
+def _signatures(attached: Attached) -> set[str]:
+    """The non-zero digits, in order, that every written form of the value holds (3,900원 and 3천9백원: "39";
+    1.5L and 1,500ml: "15"); a number of months also as years (12개월: "12" and 1년: "1")."""
+    number = attached.key[0] if attached.group[0] == QUANTITY else attached.key
+    signatures = {value_signature(number)}
+    if attached.group == (QUANTITY, "months") and number % 12 == 0:
+        signatures.add(value_signature(number // 12))
+    return signatures
+
+
 def _sentences_around(text: str, start: int, end: int) -> str:
     """The sentence holding ``text[start:end]`` with the sentence before and the one after it."""
     left, right = clause_bounds(text, start, end, _WINDOW_CHARS, _SENTENCE_ENDS)
@@ -274,14 +285,13 @@ def _evidence_values(
     """The one value of the draft value's kind and dimension that the evidence attaches to ``subject`` (None when
     it attaches none or several: the search stops at the second), and whether a sentence around the subject
     attaches the draft's value to another product-like subject."""
+    windows = list(dict.fromkeys(_sentences_around(evidence, start, start + len(subject)) for start in starts))
+    signatures = _signatures(attached)
+    if not any(signature in _NOT_SIGNIFICANT_RE.sub("", window) for window in windows for signature in signatures):
+        return None, False  # the draft's value is written nowhere near the subject: no other subject has it there
     own: Attached | None = None
     partner = False
-    seen = set()
-    for start in starts:
-        window = _sentences_around(evidence, start, start + len(subject))
-        if window in seen:
-            continue
-        seen.add(window)
+    for window in windows:
         for item in attachments(window):
             if item.group != attached.group:
                 continue

@@ -405,7 +405,7 @@ def _search_terms(pairs: set[Pair]) -> tuple[set[int | float], dict[str, int | f
     values = {value for _, value in pairs}
     largest: dict[str, int | float] = {}
     for value in values:
-        signature = _value_signature(value)
+        signature = value_signature(value)
         largest[signature] = max(value, largest.get(signature, value))
     return values, largest, {signature[:2] for signature in largest}
 
@@ -485,7 +485,9 @@ def _scan_chain(text: str, position: int, last_start: int, found: dict[Pair, int
 
 
 @lru_cache(maxsize=4096)  # prices and rates recur across drafts
-def _value_signature(value: int | float) -> str:
+def value_signature(value: int | float) -> str:
+    """The non-zero digits of a value in order: what every written form of it holds once zeros, separators,
+    multipliers and spaces are taken out (35,000 and 3만5천: "35")."""
     return format(Decimal(str(value)), "f").translate(_INSIGNIFICANT)
 
 

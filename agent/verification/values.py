@@ -7,7 +7,7 @@ relative words (오늘, 내일, 이번 주), months alone and spelled-out number
 """
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -17,7 +17,7 @@ import ahocorasick
 from agent.verification.korean import PARTICLES, is_hangul_syllable
 
 DATE, TIME, QUANTITY, CONTACT = "date", "time", "quantity", "contact"
-VALUE_KINDS = (DATE, TIME, QUANTITY, CONTACT)
+VALUE_KINDS = (CONTACT, DATE, TIME, QUANTITY)  # in the order they are read
 
 WEEKDAYS = {"월": "mon", "화": "tue", "수": "wed", "목": "thu", "금": "fri", "토": "sat", "일": "sun"}
 
@@ -56,11 +56,17 @@ class Value:
 # --- contacts ---------------------------------------------------------------------------------------------
 
 _EMAIL_RE = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+# Patterns start with a character class and check what precedes it right after it ("[0-9](?<![0-9][0-9])" is
+# a digit no digit precedes): the regex engine then skips fast to where a value can start, where a leading
+# lookbehind would make it try every position.
+_PHONE_BODY = r"0[0-9]{1,2}\)?[ \-.)]?[0-9]{3,4}[ \-.][0-9]{4}"
 _PHONE_RE = re.compile(
-    r"(?<![0-9\-.])(?:"
-    r"(?:\+82[ \-]?)?\(?0[0-9]{1,2}\)?[ \-.)]?[0-9]{3,4}[ \-.][0-9]{4}"  # 02-1234-5678, 010 1234 5678, (02)123-4567
-    r"|01[016789][0-9]{7,8}"  # 01012345678
-    r"|1[5-9][0-9]{2}-[0-9]{4}"  # 1588-1234
+    r"(?:"
+    rf"\+(?<![0-9\-.]\+)82[ \-]?\(?{_PHONE_BODY}"  # +82-2-1234-5678
+    rf"|\((?<![0-9\-.]\(){_PHONE_BODY}"  # (02)123-4567
+    rf"|0(?<![0-9\-.]0){_PHONE_BODY[1:]}"  # 02-1234-5678, 010 1234 5678
+    r"|0(?<![0-9\-.]0)1[016789][0-9]{7,8}"  # 01012345678
+    r"|1(?<![0-9\-.]1)[5-9][0-9]{2}-[0-9]{4}"  # 1588-1234
     r")(?![0-9])"
 )
 _TLDS = r"(?:co\.kr|or\.kr|go\.kr|ac\.kr|com|net|org|kr|io|shop|biz|info|me|co)"
@@ -70,19 +76,22 @@ _URL_RE = re.compile(
     re.IGNORECASE,
 )
 _URL_TRAILING = ".,;:!?"
+# Every URL the pattern reads has a scheme, www. or a listed domain ending: a cheap look first.
+_MAY_HOLD_URL_RE = re.compile(rf"https?://|www\.|\.{_TLDS}(?![A-Za-z0-9\-])", re.IGNORECASE)
 
 
 def _contacts(text: str) -> list[Value]:
     found = []
-    for match in _EMAIL_RE.finditer(text):
-        found.append(Value(CONTACT, match.group().lower(), match.span(), match.group()))
+    if "@" in text:
+        for match in _EMAIL_RE.finditer(text):
+            found.append(Value(CONTACT, match.group().lower(), match.span(), match.group()))
     for match in _PHONE_RE.finditer(text):
         written = match.group()
         digits = re.sub(r"[^0-9]", "", written)
         if written.startswith("+82"):
             digits = "0" + digits[2:].lstrip("0")
         found.append(Value(CONTACT, digits, match.span(), written))
-    for match in _URL_RE.finditer(text):
+    for match in _URL_RE.finditer(text) if _MAY_HOLD_URL_RE.search(text) else ():
         start, end = match.span()
         while end > start and text[end - 1] in _URL_TRAILING:
             end -= 1
@@ -98,20 +107,30 @@ def normalise_url(url: str) -> str:
 
 # --- dates ------------------------------------------------------------------------------------------------
 
-_YEAR = r"(?:19|20)[0-9]{2}"
+_NOT_BEFORE_ISO = r"0-9.\-/"
+_NOT_BEFORE_NUMERIC_DATE = r"0-9.\-/,"
+
+
+def _one_or_two_digits(not_before: str) -> str:
+    """One or two digits, the first of which no character of the class ``not_before`` precedes."""
+    return f"[0-9](?<![{not_before}][0-9])[0-9]?"
+
+
+# A year 19xx or 20xx that no {0} precedes.
+_LED_YEAR = "[12](?<![{0}][12])(?:(?<=1)9|(?<=2)0)[0-9]{{2}}"
 _FULL_DATE_RE = re.compile(
-    rf"(?<![0-9])({_YEAR}) ?년 ?([0-9]{{1,2}}) ?월 ?([0-9]{{1,2}}) ?일"
-    rf"|(?<![0-9.\-/])({_YEAR})([-./])([0-9]{{1,2}})\5([0-9]{{1,2}})\.?(?![0-9])"
+    rf"({_LED_YEAR.format('0-9')}) ?년 ?([0-9]{{1,2}}) ?월 ?([0-9]{{1,2}}) ?일"
+    rf"|({_LED_YEAR.format(_NOT_BEFORE_ISO)})([-./])([0-9]{{1,2}})\5([0-9]{{1,2}})\.?(?![0-9])"
 )
 _MONTH_DAY_RE = re.compile(
-    r"(?<![0-9])([0-9]{1,2}) ?월 ?([0-9]{1,2}) ?일"
-    r"|(?<![0-9.\-/,])([0-9]{1,2})/([0-9]{1,2})(?![0-9/%])"
-    r"|(?<![0-9.\-/,])([0-9]{1,2})\.([0-9]{1,2})\.(?![0-9])"
+    rf"({_one_or_two_digits('0-9')}) ?월 ?([0-9]{{1,2}}) ?일"
+    rf"|({_one_or_two_digits(_NOT_BEFORE_NUMERIC_DATE)})/([0-9]{{1,2}})(?![0-9/%])"
+    rf"|({_one_or_two_digits(_NOT_BEFORE_NUMERIC_DATE)})\.([0-9]{{1,2}})\.(?![0-9])"
 )
-_YEAR_RE = re.compile(rf"(?<![0-9])({_YEAR}) ?년(?!간|도 ?[0-9]| ?동안| ?이내)")
+_YEAR_RE = re.compile(rf"({_LED_YEAR.format('0-9')}) ?년(?!간|도 ?[0-9]| ?동안| ?이내)")
 # 매월 10일, 익월 25일, 다음 달 15일, a bare 15일 — but 15일 간/이내/후 ... is a duration (a quantity).
 _NEXT_MONTH_WORDS = ("익월", "다음 달", "다음달", "차월", "내달")
-_DAY_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2})(?: ?~ ?([0-9]{1,2}))? ?일(?!요일)")
+_DAY_RE = re.compile(rf"({_one_or_two_digits('0-9.,')})(?: ?~ ?([0-9]{{1,2}}))? ?일(?!요일)")
 _DURATION_AFTER_DAY = ("간", "이내", "안에", "안으로", "동안", "후", "뒤", "전", "마다", "내", "째", "치", "씩", "분")
 _PER_DAY_RE = re.compile(r" ?[0-9]+ ?(?:회|번|건|차례)")
 _NIGHTS_BEFORE_RE = re.compile(r"[0-9]박 ?$")
@@ -119,7 +138,7 @@ _WEEKDAY_CHARS = "월화수목금토일"
 _WEEKDAY_RE = re.compile(
     rf"([{_WEEKDAY_CHARS}])요일"
     rf"|\(([{_WEEKDAY_CHARS}])\)"
-    rf"|(?<![가-힣0-9])([{_WEEKDAY_CHARS}](?: ?[·/~\-] ?[{_WEEKDAY_CHARS}])+)(?:요일)?(?![가-힣])"
+    rf"|([{_WEEKDAY_CHARS}](?<![가-힣0-9][{_WEEKDAY_CHARS}])(?: ?[·/~\-] ?[{_WEEKDAY_CHARS}])+)(?:요일)?(?![가-힣])"
 )
 
 
@@ -207,11 +226,22 @@ def _after_next_month_word(text: str, start: int) -> bool:
 _PERIODS = "오전|오후|새벽|아침|낮|점심|저녁|밤"
 # 시 starting a word (시간, 시즌, 시장 ...) is not o'clock.
 _NOT_OCLOCK = "(?!간|즌|리즈|스템|장|세|행|작|험|설|청|도)"
+# The period word before a time (오후 2시) is looked for behind the number (see _period_before).
 _HOUR_RE = re.compile(
-    rf"(?:({_PERIODS}) ?)?(?<![0-9.:])([0-9]{{1,2}})(?: ?~ ?([0-9]{{1,2}}))? ?시{_NOT_OCLOCK}"
+    rf"()({_one_or_two_digits('0-9.:')})(?: ?~ ?([0-9]{{1,2}}))? ?시{_NOT_OCLOCK}"
     r"(?: ?([0-9]{1,2}) ?분| ?(반))?"
 )
-_CLOCK_RE = re.compile(rf"(?:({_PERIODS}) ?)?(?<![0-9.:])([0-9]{{1,2}}):([0-9]{{2}})(?![0-9:])")
+_CLOCK_RE = re.compile(rf"()({_one_or_two_digits('0-9.:')}):([0-9]{{2}})(?![0-9:])")
+_PERIOD_WORDS = tuple(_PERIODS.split("|"))
+
+
+def _period_before(text: str, start: int) -> tuple[str | None, int]:
+    """The period word (오전, 오후, 밤 ...) right before ``start``, one space allowed, and where it starts."""
+    end = start - 1 if text[start - 1 : start] == " " else start
+    for period in _PERIOD_WORDS:
+        if text.startswith(period, end - len(period)) and end - len(period) >= 0:
+            return period, end - len(period)
+    return None, start
 
 
 def _clock(period: str | None, hour: int, minute: int, written_hour: str) -> tuple[str, bool] | None:
@@ -234,16 +264,20 @@ def _clock(period: str | None, hour: int, minute: int, written_hour: str) -> tup
 def _times(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     found = []
     for match in _CLOCK_RE.finditer(text):
-        if _overlaps_any(match.span(), taken):
+        period, start = _period_before(text, match.start())
+        span = (start, match.end())
+        if _overlaps_any(span, taken):
             continue
-        clock = _clock(match.group(1), int(match.group(2)), int(match.group(3)), match.group(2))
+        clock = _clock(period, int(match.group(2)), int(match.group(3)), match.group(2))
         if clock:
-            found.append(Value(TIME, clock[0], match.span(), match.group(), ambiguous_hour=clock[1]))
-            taken.append(match.span())
+            found.append(Value(TIME, clock[0], span, text[start : span[1]], ambiguous_hour=clock[1]))
+            taken.append(span)
     for match in _HOUR_RE.finditer(text):
-        if _overlaps_any(match.span(), taken):
+        period, start = _period_before(text, match.start())
+        span = (start, match.end())
+        if _overlaps_any(span, taken):
             continue
-        period, first, second = match.group(1), match.group(2), match.group(3)
+        first, second = match.group(2), match.group(3)
         minute = 30 if match.group(5) else int(match.group(4) or 0)
         hours = [first] + ([second] if second else [])
         last = len(hours) - 1
@@ -251,8 +285,8 @@ def _times(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         if not all(clocks):
             continue
         for clock in clocks:
-            found.append(Value(TIME, clock[0], match.span(), match.group(), ambiguous_hour=clock[1]))
-        taken.append(match.span())
+            found.append(Value(TIME, clock[0], span, text[start : span[1]], ambiguous_hour=clock[1]))
+        taken.append(span)
     return found
 
 
@@ -286,10 +320,12 @@ _COUNTERS = (
     *("EA", "ea", "PCS", "pcs", "W", "kW", "kWh", "mAh", "V", "cm", "mm", "m", "km"),
 )
 _UNITS = sorted([*_CONVERTED, *_COUNTERS], key=len, reverse=True)
-_NUMBER = r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?"
+_NUMBER_REST = r"(?:,[0-9]{3})*(?:\.[0-9]+)?"
+_NUMBER = rf"[0-9]+{_NUMBER_REST}"
 _UNIT_ALTERNATION = "|".join(map(re.escape, _UNITS))
 _QUANTITY_RE = re.compile(
-    rf"(?<![0-9A-Za-z.,\-_])({_NUMBER})([천만])?(?: ?[~\-] ?({_NUMBER})([천만])?)? ?({_UNIT_ALTERNATION})"
+    rf"([0-9](?<![0-9A-Za-z.,\-_][0-9])[0-9]*{_NUMBER_REST})([천만])?"
+    rf"(?: ?[~\-] ?({_NUMBER})([천만])?)? ?({_UNIT_ALTERNATION})"
 )
 # What may follow a unit in the same word: particles, and these ("100박스씩", "30롤짜리", "3영업일 이내").
 _UNIT_FOLLOWERS = (
@@ -389,23 +425,26 @@ def _overlaps_any(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
     return any(start < other_end and other_start < end for other_start, other_end in spans)
 
 
-def parse_values(text: str, kinds: Iterable[str] = VALUE_KINDS, taken: Iterable[tuple[int, int]] = ()) -> list[Value]:
-    """Every date, time, quantity and contact in ``text`` (those of ``kinds``), in order of position. Spans in
-    ``taken`` (amounts, say) are skipped. Contacts are read first, then dates, times and quantities, each
-    skipping what an earlier one took ("2026-12-05" is no phone number, "12월 5일" no duration)."""
+def parse_values(text: str, kinds: Iterable[str] = VALUE_KINDS) -> list[Value]:
+    """Every date, time, quantity and contact in ``text`` (those of ``kinds``), in order of position. Contacts
+    are read first, then dates, times and quantities, each skipping what an earlier one took ("2026-12-05" is no
+    phone number, "12월 5일" no duration), so a kind's values are the same whichever later kinds are asked for."""
     kinds = set(kinds)
-    occupied = list(taken)
+    last = max(VALUE_KINDS.index(kind) for kind in kinds)
+    occupied: list[tuple[int, int]] = []
     found: list[Value] = []
     contacts = _contacts(text)
     occupied.extend(value.span for value in contacts)
     if CONTACT in kinds:
         found.extend(contacts)
-    dates = _dates(text, occupied)
-    if DATE in kinds:
-        found.extend(dates)
-    times = _times(text, occupied)
-    if TIME in kinds:
-        found.extend(times)
+    if last >= VALUE_KINDS.index(DATE):
+        dates = _dates(text, occupied)
+        if DATE in kinds:
+            found.extend(dates)
+    if last >= VALUE_KINDS.index(TIME):
+        times = _times(text, occupied)
+        if TIME in kinds:
+            found.extend(times)
     if QUANTITY in kinds:
         found.extend(_quantities(text, occupied))
     found.sort(key=lambda value: value.span)
@@ -420,11 +459,11 @@ _CLAUSE_ENDS = ("\n", ", ", ". ")
 
 
 @lru_cache(maxsize=_PASSAGE_MEMO_SIZE)
-def passage_value_keys(passage: str) -> frozenset:
-    """Every key the values of ``passage`` state, with what a full date also states (its year and its day) and
-    what a next-month day states (that day). Remembered per text."""
+def passage_value_keys(passage: str, kind: str | None = None) -> frozenset:
+    """Every key the values of ``passage`` (of ``kind``, or all) state, with what a full date also states (its
+    year and its day) and what a next-month day states (that day). Remembered per text and kind."""
     keys = set()
-    for value in parse_values(passage):
+    for value in parse_values(passage, VALUE_KINDS if kind is None else (kind,)):
         keys.update(value.keys())
         keys.update(_implied_keys(value))
     return frozenset(keys)
@@ -467,15 +506,16 @@ def value_keys_among(passages: Iterable[str]) -> frozenset:
     return frozenset(keys)
 
 
-def supported_in(values: Sequence[Value], text: str, folded: str) -> list[bool]:
-    """For each value, whether ``text`` (the evidence passages joined by line breaks; ``folded``: the same,
-    case-folded) states it — the answer of a full parse of each clause, without parsing the evidence in full.
+def supported_in(values: Sequence[Value], text: str, folded: Callable[[], str]) -> list[bool]:
+    """For each value, whether ``text`` (the evidence passages joined by line breaks; ``folded()``: the same,
+    case-folded, asked for only when an e-mail address or a URL is looked for) states it — the answer of a full
+    parse of each clause, without parsing the evidence in full.
 
     Every written form of a value holds one of its anchors (``25일`` or ``/25`` for the day 25, ``2시`` or
     ``14:00`` for 14:00, ``1.5L`` or ``1,500ml`` for 1,500ml, a phone number's last four digits): one
     Aho-Corasick pass finds them all, and only the clause around each hit is parsed (remembered per clause)."""
     answers = [False] * len(values)
-    for haystack, latin in ((text, False), (folded, True)):
+    for latin in (False, True):
         owners: dict[str, list[int]] = {}
         for index, value in enumerate(values):
             if not answers[index]:
@@ -483,6 +523,7 @@ def supported_in(values: Sequence[Value], text: str, folded: str) -> list[bool]:
                     owners.setdefault(anchor, []).append(index)
         if not owners:
             continue
+        haystack = folded() if latin else text
         automaton = ahocorasick.Automaton()
         for anchor, indexes in owners.items():
             automaton.add_word(anchor, (len(anchor), indexes))
@@ -492,9 +533,9 @@ def supported_in(values: Sequence[Value], text: str, folded: str) -> list[bool]:
             pending = [index for index in indexes if not answers[index]]
             if not pending:
                 continue
-            keys = passage_value_keys(clause_around(haystack, last - length + 1, last + 1))
+            clause = clause_around(haystack, last - length + 1, last + 1)
             for index in pending:
-                if is_supported(values[index], keys):
+                if is_supported(values[index], passage_value_keys(clause, values[index].kind)):
                     answers[index] = True
                     remaining -= 1
             if not remaining:
