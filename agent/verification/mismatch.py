@@ -11,6 +11,7 @@ them, and every such subject of the draft's stretch must agree.
 """
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,8 +23,8 @@ from agent.verification.korean import strip_particle_variants
 from agent.verification.numbers import Quantity, format_quantity, parse_quantities, value_signature
 from agent.verification.values import QUANTITY, Value, clause_bounds, display, parse_values
 
-_CLAUSE_BREAKS = frozenset(",·/;()\n")  # a table row is one line: its cells are one clause
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)")
+# Clause breaks (a table row is one line: its cells are one clause); . ! ? only before a space or the end.
+_BREAK_RE = re.compile(r"[,·/;()\n.!?]")
 _WORD_RE = re.compile(r"[A-Za-z0-9가-힣][A-Za-z0-9가-힣\-_+&.]*")
 _HAS_HANGUL = re.compile(r"[가-힣]")
 _HAS_LATIN = re.compile(r"[A-Za-z]")
@@ -141,18 +142,26 @@ def attach(text: str, quantities: Iterable[Quantity], values: Iterable[Value]) -
     """``attachments`` of a text already parsed into its amounts and percentages and its other values."""
     quantities = [quantity for quantity in quantities if not quantity.approx]
     values = list(values)
-    protected = sorted([*(quantity.span for quantity in quantities), *(value.span for value in values)])
     items = sorted([*quantities, *(value for value in values if value.kind == QUANTITY)], key=lambda item: item.span)
+    if not items:
+        return ()
+    # Values are blanked out: their digits, commas and dots are neither words nor clause breaks.
+    blanked = _blanked(text, sorted([*(quantity.span for quantity in quantities), *(value.span for value in values)]))
+    breaks = [
+        match.end()
+        for match in _BREAK_RE.finditer(blanked)
+        if match.group() not in ".!?" or match.end() == len(text) or text[match.end()].isspace()
+    ]
     found = []
     subject: tuple[str, ...] = ()
     cursor = 0
     for item in items:
         start, end = item.span
         segment_start = cursor
-        clause_break = _last_break(text, cursor, start, protected)
-        if clause_break is not None:  # a new clause: the subject before the break is not this value's
-            subject, segment_start = (), clause_break
-        words = _WORD_RE.findall(_blank(text[segment_start:start], segment_start, protected))
+        last_break = bisect_right(breaks, start) - 1
+        if last_break >= 0 and breaks[last_break] > cursor:  # a new clause: the subject before it is not this one's
+            subject, segment_start = (), breaks[last_break]
+        words = _WORD_RE.findall(blanked, segment_start, start)
         stems = tuple(stem for stem in _stems(words) if _HAS_HANGUL.search(stem) or _HAS_LATIN.search(stem))
         if stems and (not subject or _subjects_of(stems)):
             subject = stems
@@ -165,29 +174,18 @@ def attach(text: str, quantities: Iterable[Quantity], values: Iterable[Value]) -
     return tuple(found)
 
 
-def _blank(segment: str, offset: int, protected: list[tuple[int, int]]) -> str:
-    """``segment`` (at ``offset`` of its text) with the protected spans inside it replaced by spaces."""
-    chars = list(segment)
-    for start, end in protected:
-        for index in range(max(start, offset), min(end, offset + len(segment))):
-            chars[index - offset] = " "
-    return "".join(chars)
-
-
-def _last_break(text: str, start: int, end: int, protected: list[tuple[int, int]]) -> int | None:
-    """Just past the last clause break in ``text[start:end]`` outside the protected spans, or None."""
-    last = None
-    for index in range(start, end):
-        if text[index] in _CLAUSE_BREAKS and not _inside(index, protected):
-            last = index + 1
-    for match in _SENTENCE_END_RE.finditer(text, start, end):
-        if not _inside(match.start(), protected) and (last is None or match.end() > last):
-            last = match.end()
-    return last
-
-
-def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start <= position < end for start, end in spans)
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with the given spans (sorted) replaced by spaces."""
+    parts = []
+    position = 0
+    for start, end in spans:
+        start = max(start, position)
+        if end > start:
+            parts.append(text[position:start])
+            parts.append(" " * (end - start))
+            position = end
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 def _subjects_of(words: tuple[str, ...]) -> list[str]:
