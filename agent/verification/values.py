@@ -526,14 +526,22 @@ def supported_in(values: Sequence[Value], text: str, folded: Callable[[], str]) 
         haystack = folded() if latin else text
         automaton = ahocorasick.Automaton()
         for anchor, indexes in owners.items():
-            automaton.add_word(anchor, (len(anchor), indexes))
+            # A value's number never continues a number: a hit inside a longer one ("2시" in "12시") is skipped
+            # (after leading zeros it is the same number: "05일").
+            automaton.add_word(anchor, (len(anchor), anchor[0].isdigit(), anchor[-1].isdigit(), indexes))
         automaton.make_automaton()
         remaining = len([answer for answer in answers if not answer])
-        for last, (length, indexes) in automaton.iter(haystack):
+        last_index = len(haystack) - 1
+        for last, (length, digit_first, digit_last, indexes) in automaton.iter(haystack):
+            start = last - length + 1
+            if (digit_first and start and "0" <= haystack[start - 1] <= "9" and _after_a_number(haystack, start)) or (
+                digit_last and last < last_index and "0" <= haystack[last + 1] <= "9"
+            ):
+                continue
             pending = [index for index in indexes if not answers[index]]
             if not pending:
                 continue
-            clause = clause_around(haystack, last - length + 1, last + 1)
+            clause = clause_around(haystack, start, last + 1)
             for index in pending:
                 if is_supported(values[index], passage_value_keys(clause, values[index].kind)):
                     answers[index] = True
@@ -541,6 +549,16 @@ def supported_in(values: Sequence[Value], text: str, folded: Callable[[], str]) 
             if not remaining:
                 return answers
     return answers
+
+
+def _after_a_number(text: str, start: int) -> bool:
+    """Whether the digits before ``start`` hold a non-zero digit (a longer number, not leading zeros)."""
+    position = start - 1
+    while position >= 0 and "0" <= text[position] <= "9":
+        if text[position] != "0":
+            return True
+        position -= 1
+    return False
 
 
 def clause_around(text: str, start: int, end: int, reach: int = _WINDOW_REACH, ends=_CLAUSE_ENDS) -> str:
