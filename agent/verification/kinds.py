@@ -153,7 +153,7 @@ _KINDS = (
         "다른 대상의 값",
         "number",
         False,
-        "amount, percent, percent_point or quantity",
+        "the swapped value's own kind",
         Research.FLAGGED_TEXT,
         ReportBucket.UNSUPPORTED_VALUE,
     ),
