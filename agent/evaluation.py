@@ -36,12 +36,8 @@ from agent.answer_sources import answer_body
 from agent.handoff import remove_handoffs
 from agent.knowledge.passages import heading_only, unit_key
 from agent.pipeline import QuestionContext, answer_compose, verification_names
-<<<<<<< HEAD
 from agent.selectors import reviews_marked_wrong, room_history, staff_correction_text
-from agent.verification import parse_quantities, split_sentences, verify_draft
-=======
-from agent.verification import ReportBucket, kinds_in_bucket, split_sentences, verify_draft
->>>>>>> main
+from agent.verification import ReportBucket, kinds_in_bucket, parse_quantities, split_sentences, verify_draft
 from conversations.models import Room
 from vendors.selectors import room_name_resolve, vendor_get_by_code
 
