@@ -14,6 +14,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import JSONIntegerField, JSONStringField
 from delivery import selectors
 from delivery.api.authentication import DeviceTokenAuthentication, StaffSessionAuthentication
 from delivery.api.permissions import IsSenderDevice
@@ -77,9 +78,9 @@ class SendRequestApi(APIView):
     class InputSerializer(serializers.Serializer):
         class ItemSerializer(serializers.Serializer):
             kind = serializers.ChoiceField(choices=SendJobItem.Kind.choices)
-            text = serializers.CharField(required=False, trim_whitespace=False, help_text="Text items.")
-            name = serializers.CharField(required=False, trim_whitespace=False, help_text="Photo and file items.")
-            content_base64 = serializers.CharField(required=False, help_text="Photo and file items: the bytes.")
+            text = JSONStringField(required=False, trim_whitespace=False, help_text="Text items.")
+            name = JSONStringField(required=False, trim_whitespace=False, help_text="Photo and file items.")
+            content_base64 = JSONStringField(required=False, help_text="Photo and file items: the bytes.")
 
             class Meta:
                 ref_name = "SendRequestItemInput"
@@ -93,8 +94,8 @@ class SendRequestApi(APIView):
                         raise serializers.ValidationError({"content_base64": "Not valid base64."}) from exc
                 return attrs
 
-        room_key = serializers.CharField(max_length=200)
-        question_id = serializers.IntegerField(required=False, allow_null=True)
+        room_key = JSONStringField(max_length=200)
+        question_id = JSONIntegerField(required=False, allow_null=True)
         items = ItemSerializer(many=True, allow_empty=False)
 
         class Meta:
@@ -234,7 +235,7 @@ class SenderJobHeartbeatApi(_SenderJobApi):
 class SenderJobProgressApi(_SenderJobApi):
     class InputSerializer(serializers.Serializer):
         state = serializers.ChoiceField(choices=PROGRESS_STATE_CHOICES)
-        note = serializers.CharField(required=False, allow_blank=True, default="")
+        note = JSONStringField(required=False, allow_blank=True, default="")
 
         class Meta:
             ref_name = "SenderJobProgressInput"
@@ -261,7 +262,7 @@ class SenderJobResultApi(_SenderJobApi):
         outcome = serializers.ChoiceField(choices=RESULT_OUTCOME_CHOICES)
         observed = SendCountsSerializer(required=False)
         resent = SendCountsSerializer(required=False)
-        reason = serializers.CharField(required=False, allow_blank=True, default="")
+        reason = JSONStringField(required=False, allow_blank=True, default="")
 
         class Meta:
             ref_name = "SenderJobResultInput"
