@@ -6,6 +6,8 @@ errors Django answers before or after a view (unknown paths, unhandled exception
 body as every operation's `default` response.
 """
 
+import re
+
 from django.http import JsonResponse
 from django.views import defaults
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
@@ -66,6 +68,18 @@ class JSONStringField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class Base64Field(JSONStringField):
+    """Bytes sent as standard base64 (padded): the schema carries the pattern, so a client knows before sending."""
+
+    pattern = "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not re.fullmatch(self.pattern, value):
+            raise serializers.ValidationError("Not valid base64.")
+        return value
+
+
 class JSONStringFieldSchema(OpenApiSerializerFieldExtension):
     """The schema of a JSON string field says what it refuses besides its length: NUL, and (when it trims and may
     not be blank) a value of whitespace only."""
@@ -75,7 +89,9 @@ class JSONStringFieldSchema(OpenApiSerializerFieldExtension):
 
     def map_serializer_field(self, auto_schema, direction):
         schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
-        if direction == "request":
+        if direction == "request" and isinstance(self.target, Base64Field):
+            schema.update(pattern=Base64Field.pattern, format="byte")
+        elif direction == "request":
             allowed = "[^\\x00]"
             if self.target.trim_whitespace and not self.target.allow_blank:
                 schema["pattern"] = f"^{allowed}*[^\\s\\x00]{allowed}*$"
@@ -85,9 +101,12 @@ class JSONStringFieldSchema(OpenApiSerializerFieldExtension):
 
 
 class JSONIntegerField(serializers.IntegerField):
-    """A request integer that must be a JSON integer: DRF's IntegerField also takes "5", 5.0 and true."""
+    """A request integer that must be a JSON integer: DRF's IntegerField also takes "5" and true. A float with no
+    fraction (1.0, 1e16) is an integer in JSON Schema and is taken as one."""
 
     def to_internal_value(self, data):
+        if isinstance(data, float) and data.is_integer():
+            data = int(data)
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)

@@ -14,7 +14,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import JSONIntegerField, JSONStringField
+from config.api import Base64Field, JSONIntegerField, JSONStringField
 from delivery import selectors
 from delivery.api.authentication import DeviceTokenAuthentication, StaffSessionAuthentication
 from delivery.api.permissions import IsSenderDevice
@@ -28,6 +28,7 @@ from delivery.api.sender_serializers import (
 )
 from delivery.models import SendJob, SendJobItem
 from delivery.services import (
+    IDEMPOTENCY_KEY_MAX_LENGTH,
     IdempotencyKeyReused,
     LeaseNotHeld,
     SendJobStateConflict,
@@ -80,7 +81,7 @@ class SendRequestApi(APIView):
             kind = serializers.ChoiceField(choices=SendJobItem.Kind.choices)
             text = JSONStringField(required=False, trim_whitespace=False, help_text="Text items.")
             name = JSONStringField(required=False, trim_whitespace=False, help_text="Photo and file items.")
-            content_base64 = JSONStringField(required=False, help_text="Photo and file items: the bytes.")
+            content_base64 = Base64Field(required=False, help_text="Photo and file items: the bytes.")
 
             class Meta:
                 ref_name = "SendRequestItemInput"
@@ -96,7 +97,7 @@ class SendRequestApi(APIView):
 
         room_key = JSONStringField(max_length=200)
         question_id = JSONIntegerField(required=False, allow_null=True)
-        items = ItemSerializer(many=True, allow_empty=False)
+        items = serializers.ListField(child=ItemSerializer(), allow_empty=False, min_length=1)
 
         class Meta:
             ref_name = "SendRequestInput"
@@ -117,7 +118,14 @@ class SendRequestApi(APIView):
             "`SEND_STATE_UNKNOWN`, never success. The same key with a different body → 422 "
             "`IDEMPOTENCY_KEY_REUSED`."
         ),
-        parameters=[OpenApiParameter(IDEMPOTENCY_KEY_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER, required=True)],
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_KEY_HEADER,
+                {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH, "pattern": "\\S"},
+                OpenApiParameter.HEADER,
+                required=True,
+            )
+        ],
         request=InputSerializer,
         responses={
             201: OutputSerializer,
@@ -298,7 +306,8 @@ class SenderJobItemContentApi(_SenderJobApi):
         operation_id="sender_job_item_content",
         summary="Download a photo or file item's bytes",
         responses={
-            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            # The content type is guessed from the item's name (image/png, application/pdf, ...).
+            (200, "*/*"): OpenApiTypes.BINARY,
             **_JOB_ERRORS,
             404: OpenApiResponse(SendErrorSerializer, description="`SEND_JOB_NOT_FOUND`, `ITEM_NOT_FOUND`"),
         },
