@@ -121,7 +121,9 @@ def own_redis(tmp_path, settings):
     """A redis-server of this test's own on a free port, without persistence (a restart forgets everything, as
     the shared resend window does when Redis restarts). `own_redis.restart()` kills it and starts a new one."""
     if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is not installed (scripts/ensure_services.sh installs it)")
+        pytest.fail(
+            "this test starts a redis-server of its own (the shared one is never restarted): install redis-server"
+        )
     port = _free_port()
 
     class OwnRedis:

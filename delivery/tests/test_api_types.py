@@ -80,3 +80,8 @@ def test_a_whitespace_only_room_key_is_refused_and_the_schema_says_so():
 def test_item_content_is_documented_as_any_media_type():
     content = _schema()["paths"]["/api/v1/sender/jobs/{job_id}/items/{index}/content"]["get"]["responses"]["200"]
     assert list(content["content"]) == ["*/*"]
+
+
+def test_the_upload_schema_says_a_nul_in_the_batch_id_refuses_the_batch():
+    batch_id = _schema()["components"]["schemas"]["UploadBatchInputRequest"]["properties"]["batch_id"]
+    assert batch_id["pattern"] == r"^[^\x00]*$"
