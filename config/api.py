@@ -6,7 +6,8 @@ errors Django answers before or after a view (unknown paths, unhandled exception
 body as every operation's `default` response.
 """
 
-import re
+import base64
+import binascii
 
 from django.http import JsonResponse
 from django.views import defaults
@@ -69,15 +70,18 @@ class JSONStringField(serializers.CharField):
 
 
 class Base64Field(JSONStringField):
-    """Bytes sent as standard base64 (padded): the schema carries the pattern, so a client knows before sending."""
+    """Bytes sent as standard base64 (padded); the validated value is the decoded bytes. The schema carries the
+    pattern so a client knows before sending; the server decodes instead of matching it (the regex takes seconds
+    on a 10 MB photo, the decoder milliseconds)."""
 
     pattern = "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if not re.fullmatch(self.pattern, value):
-            raise serializers.ValidationError("Not valid base64.")
-        return value
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise serializers.ValidationError("Not valid base64.") from exc
 
 
 class JSONStringFieldSchema(OpenApiSerializerFieldExtension):

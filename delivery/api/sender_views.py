@@ -3,8 +3,6 @@
 The device side follows docs/edge-api.md exactly; the rules live in `delivery.services.send_jobs`.
 """
 
-import base64
-import binascii
 import mimetypes
 
 from django.http import FileResponse
@@ -87,12 +85,9 @@ class SendRequestApi(APIView):
                 ref_name = "SendRequestItemInput"
 
             def validate(self, attrs):
-                encoded = attrs.pop("content_base64", "")
+                content = attrs.pop("content_base64", b"")
                 if attrs["kind"] != SendJobItem.Kind.TEXT:
-                    try:
-                        attrs["content"] = base64.b64decode(encoded, validate=True)
-                    except (binascii.Error, ValueError) as exc:
-                        raise serializers.ValidationError({"content_base64": "Not valid base64."}) from exc
+                    attrs["content"] = content
                 return attrs
 
         room_key = JSONStringField(max_length=200)
