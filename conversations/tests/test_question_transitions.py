@@ -122,12 +122,12 @@ def _writes_question_status(node: ast.AST, source: str) -> bool:
             and "question" in (ast.get_source_segment(source, target.value) or "").lower()
             for target in targets
         )
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        receiver = ast.get_source_segment(source, node.func.value) or ""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "save"):
         keywords = {keyword.arg: keyword.value for keyword in node.keywords}
         if node.func.attr == "update" and "status" in keywords:
-            return "Question" in receiver
+            return "Question" in (ast.get_source_segment(source, node.func.value) or "")
         if node.func.attr == "save" and "update_fields" in keywords:
+            receiver = ast.get_source_segment(source, node.func.value) or ""
             fields = ast.get_source_segment(source, keywords["update_fields"]) or ""
             return "question" in receiver.lower() and "status" in fields
     return False
