@@ -114,6 +114,8 @@ CELERY_TIMEZONE = "Asia/Seoul"
 LANGUAGE_CODE = "ko-kr"
 TIME_ZONE = "Asia/Seoul"
 USE_I18N = True
+# The project catalogue comes first: it corrects Django's and third-party apps' Korean where they are wrong or English.
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 # --- static ---
