@@ -8,6 +8,8 @@ its URL names stay `admin:conversations_question_*`. The attention and statistic
 `config/urls.py` before the admin site).
 """
 
+from collections import Counter
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
@@ -38,6 +40,7 @@ from agent.selectors import (
     statistics_violations_by_kind,
 )
 from agent.services import QuestionNotActionable, answer_approve, answer_mark_wrong, staff_text_verify
+from agent.templatetags.agent_admin import reason_label
 from config.admin import ReadOnlyAdmin
 from conversations.models import Question
 from delivery.models import SendJob
@@ -274,12 +277,35 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
             "sentence_sources": (
                 sentence_sources(audit.run.final_text, audit.evidence) if audit.run and audit.run.final_text else []
             ),
+            "verdict": audit_verdict(audit),
+            "workspace_titles": audit.workspace_titles,
+            "device_names": audit.device_names,
             "send_job_rows": [
                 {"job": item.job, "history": item.history, "badge": delivery_badge(item.job.state)}
                 for item in audit.send_jobs
             ],
         }
         return TemplateResponse(request, "admin/agent/question/audit.html", context)
+
+
+def audit_verdict(audit) -> dict:
+    """What the top of the audit page says: the text that went (or would go) to the room, under a heading saying
+    which it is, and the violation kinds the verification found on the way (counted over every round)."""
+    run, rounds = audit.run, audit.rounds
+    kinds = Counter(violation.get("kind", "") for draft_round in rounds for violation in draft_round.violations)
+    verdict = {"violation_kinds": sorted(kinds.items()), "violations": [], "job": None}
+    sent_jobs = [item.job for item in audit.send_jobs]
+    if sent_jobs:
+        job = sent_jobs[-1]
+        texts = [item.text for item in job.items.all() if item.kind == "text"]
+        return {**verdict, "heading": "발송한 답변", "text": "\n".join(texts), "job": job}
+    if run is not None and run.final_text:
+        heading = "승인하면 보낼 답변" if run.awaiting_review else "보낼 답변"
+        return {**verdict, "heading": heading, "text": run.final_text}
+    if rounds:
+        last = rounds[-1]
+        return {**verdict, "heading": "보류된 초안 (보내지 않음)", "text": last.draft, "violations": last.violations}
+    return {**verdict, "heading": "보낼 답변이 없습니다", "text": ""}
 
 
 def approval_draft(run: AnswerRun, rounds) -> str:
@@ -320,7 +346,8 @@ def attention_reasons(question) -> list[str]:
     reasons = []
     if question.status in ATTENTION_STATUSES:
         reason = Question.Status(question.status).label
-        reasons.append(f"{reason}: {question.outcome_reason}" if question.outcome_reason else reason)
+        detail = reason_label(question.outcome_reason)
+        reasons.append(f"{reason}: {detail}" if detail else reason)
     if question.awaiting_review:
         reasons.append("승인 대기 (검토 후 발송 벤더)")
     if question.marked_wrong:

@@ -13,11 +13,11 @@ from django.db.models import Aggregate, Count, Exists, FloatField, Max, OuterRef
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from agent.models import AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
+from agent.models import AnswerReview, AnswerRun, DraftRound, KnowledgeWorkspace, RunEvidence, ToolCallRecord
 from conversations.models import Message, Question
 from delivery.models import SendJob
-from delivery.selectors import send_job_history, send_jobs_for_question
-from monitoring.models import AuditEvent, LivenessMarker
+from delivery.selectors import device_names, send_job_history, send_jobs_for_question
+from monitoring.models import Alert, AuditEvent, LivenessMarker
 
 
 def room_history(*, room, before: Message) -> list[dict]:
@@ -121,6 +121,16 @@ def questions_needing_attention() -> QuerySet[Question]:
     )
 
 
+def staff_counts() -> dict[str, int]:
+    """The admin index's three numbers: questions on the attention list nobody handled yet, open alerts (not
+    yet acknowledged), and send jobs not (yet) delivered — waiting, on their way, failed or of unknown state."""
+    return {
+        "attention": questions_needing_attention().filter(latest_review_action__isnull=True).count(),
+        "alerts": Alert.objects.filter(status=Alert.Status.OPEN).count(),
+        "unsent": SendJob.objects.exclude(state=SendJob.State.SENT).count(),
+    }
+
+
 def answer_run_awaiting_approval(*, question: Question) -> AnswerRun | None:
     """The latest run when its answer was not sent and may still be approved by staff, else None."""
     run = question.runs.order_by("-attempt").first()
@@ -149,6 +159,9 @@ class QuestionAudit:
     markers: list[LivenessMarker]
     reviews: list[AnswerReview]
     approvable_run: AnswerRun | None
+    # Names staff know things by: sender devices (by id, as audit rows name them) and hub workspaces (by slug).
+    device_names: dict[str, str]
+    workspace_titles: dict[str, str]
 
 
 def question_audit(*, question: Question, run_id: int | None = None) -> QuestionAudit:
@@ -156,17 +169,26 @@ def question_audit(*, question: Question, run_id: int | None = None) -> Question
     run = next((r for r in runs if r.pk == run_id), None) if run_id is not None else None
     run = run or (runs[0] if runs else None)
     jobs = send_jobs_for_question(question=question).prefetch_related("items")
+    send_jobs = [SendJobAudit(job=job, history=list(send_job_history(job=job))) for job in jobs]
+    evidence = list(run.evidence.order_by("round", "position")) if run else []
+    device_ids = {event.actor_id for item in send_jobs for event in item.history if event.actor_kind == "device"}
+    device_ids |= {str(item.job.claimed_by_id) for item in send_jobs if item.job.claimed_by_id}
+    slugs = {item.workspace for item in evidence if item.workspace}
     return QuestionAudit(
         question=question,
         runs=runs,
         run=run,
-        evidence=list(run.evidence.order_by("round", "position")) if run else [],
+        evidence=evidence,
         rounds=list(run.rounds.order_by("number")) if run else [],
         tool_calls=list(run.tool_calls.order_by("round", "position")) if run else [],
-        send_jobs=[SendJobAudit(job=job, history=list(send_job_history(job=job))) for job in jobs],
+        send_jobs=send_jobs,
         markers=list(LivenessMarker.objects.filter(question=question).order_by("created_at", "pk")),
         reviews=list(question.reviews.select_related("actor").order_by("created_at", "pk")),
         approvable_run=answer_run_awaiting_approval(question=question),
+        device_names=device_names(device_ids=device_ids),
+        workspace_titles=dict(KnowledgeWorkspace.objects.filter(slug__in=slugs).values_list("slug", "title"))
+        if slugs
+        else {},
     )
 
 

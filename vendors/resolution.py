@@ -45,6 +45,17 @@ REASON_EXACT = "exact"
 REASON_CONTAINMENT = "containment"
 REASON_NO_MATCH = "no_match"
 REASON_AMBIGUOUS = "ambiguous"
+# How staff read a resolution reason.
+REASON_LABELS = {
+    REASON_ID: "방 이름의 벤더 ID로 매칭",
+    REASON_EMPTY_NAME: "방 이름 없음",
+    REASON_UNKNOWN_ID: "방 이름의 벤더 ID가 목록에 없음",
+    REASON_ID_TYPO: "방 이름의 벤더 ID 오타로 보임",
+    REASON_EXACT: "벤더 이름과 같음",
+    REASON_CONTAINMENT: "방 이름에 벤더 이름이 들어 있음",
+    REASON_NO_MATCH: "맞는 벤더 없음",
+    REASON_AMBIGUOUS: "후보 벤더가 여럿",
+}
 
 # NFKC turns `㈜` into `(주)`, so these two cover all three corporate marks.
 _CORPORATE_MARKS = ("(주)", "주식회사")

@@ -1,4 +1,4 @@
-"""Presentation helpers for the staff pages of the agent: highlighted violations and masks, word diffs between
+"""Presentation helpers for the staff pages of the agent: highlighted violations and masks, sentence diffs between
 draft rounds, labels, and charts drawn as inline SVG on the server (no JavaScript, nothing from a CDN)."""
 
 import difflib
@@ -10,9 +10,11 @@ from django import template
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from agent import selectors
 from agent.verification import OTHER_VENDOR_PLACEHOLDER
 from conversations.models import Question, Room
 from delivery.models import SendJob
+from vendors.resolution import REASON_LABELS as RESOLUTION_REASON_LABELS
 
 register = template.Library()
 
@@ -46,7 +48,22 @@ STATUS_COLOURS = {
     "no_evidence": "#1e88e5",
     "failed": "#c62828",
 }
-_TOKENS = re.compile(r"\S+|\s+")
+# The answer pipeline's stages (AnswerRun.stage_ms keys).
+STAGE_LABELS = {
+    "rewrite": "검색어 재작성",
+    "tool_loop": "도구 호출과 초안",
+    "forced_retrieval": "강제 검색",
+    "finalize_if_empty": "빈 답변 마무리",
+    "verification": "검증",
+    "total": "전체",
+}
+# Reasons the agent writes as codes (a question in a blocked room, attempts used up), read by staff in words.
+_ROOM_STATUS_WORDS = {"blocked": "차단된 방", "unresolved": "벤더가 정해지지 않은 방", "matched": "매칭된 방"}
+_ROOM_REASON = re.compile(r"room_(?P<status>[a-z]+)(?::(?P<reason>[a-z_]*))?")
+_ATTEMPTS_EXHAUSTED = re.compile(
+    r"(?P<lease>lease lapsed, )?attempts exhausted(?: \((?P<count>\d+)\)|: (?P<error>\w+))?"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|\n+")
 _COUNT_LABELS = (("texts", "글"), ("photos", "사진"), ("files", "파일"))
 
 
@@ -56,6 +73,37 @@ _COUNT_LABELS = (("texts", "글"), ("photos", "사진"), ("files", "파일"))
 @register.filter
 def violation_kind_label(kind: str) -> str:
     return VIOLATION_KIND_LABELS.get(kind, kind)
+
+
+@register.simple_tag
+def staff_counts() -> dict[str, int]:
+    return selectors.staff_counts()
+
+
+@register.filter
+def stage_label(stage: str) -> str:
+    return STAGE_LABELS.get(stage, stage)
+
+
+@register.filter
+def resolution_reason_label(reason: str) -> str:
+    return RESOLUTION_REASON_LABELS.get(reason, reason or "-")
+
+
+@register.filter
+def reason_label(reason: str) -> str:
+    """A stored outcome reason in words: `room_blocked:id_typo` → "차단된 방 (방 이름의 벤더 ID 오타로 보임)"."""
+    if not reason:
+        return ""
+    if match := _ROOM_REASON.fullmatch(reason):
+        room = _ROOM_STATUS_WORDS.get(match["status"], match["status"])
+        detail = RESOLUTION_REASON_LABELS.get(match["reason"] or "", match["reason"] or "")
+        return room + (f" ({detail})" if detail else "")
+    if match := _ATTEMPTS_EXHAUSTED.fullmatch(reason):
+        words = "작업자가 멈춘 뒤 " if match["lease"] else ""
+        words += f"시도 {match['count']}회를 모두 썼습니다" if match["count"] else "시도를 모두 썼습니다"
+        return words + (f" (오류 {match['error']})" if match["error"] else "")
+    return reason
 
 
 @register.filter
@@ -94,7 +142,10 @@ def _choice_label(choices, value) -> str:
 
 @register.filter
 def get_item(mapping: dict, key):
-    return mapping.get(key)
+    """`mapping[key]`, also for an id given as a number to a mapping keyed by text (audit rows name ids as text)."""
+    if key in mapping:
+        return mapping[key]
+    return mapping.get(str(key))
 
 
 @register.filter
@@ -103,6 +154,32 @@ def counts_text(counts: dict) -> str:
     if not counts:
         return "-"
     return " · ".join(f"{label} {counts.get(key, 0)}" for key, label in _COUNT_LABELS)
+
+
+_SEND_EVENT_FIELDS = (
+    ("attempt", "시도"),
+    ("note", "메모"),
+    ("reason", "사유"),
+    ("resolution", "처리"),
+    ("previous_reason", "이전 사유"),
+)
+
+
+@register.simple_tag
+def send_event_summary(event, device_names: dict) -> SafeString:
+    """A send job audit row in words: the device by name, the counts in words, notes and reasons as written."""
+    data = event.data or {}
+    parts = []
+    if data.get("device"):
+        device = str(data["device"])
+        parts.append(("기기", device_names.get(device, device)))
+    for key, label in _SEND_EVENT_FIELDS:
+        if data.get(key) not in (None, ""):
+            parts.append((label, data[key]))
+    for key, label in (("expected", "보낼 것"), ("observed", "도착 확인"), ("resent", "재발송")):
+        if isinstance(data.get(key), dict):
+            parts.append((label, counts_text(data[key])))
+    return format_html_join(" · ", "{}: {}", parts) if parts else mark_safe("")
 
 
 # --- highlighting ------------------------------------------------------------------------------------------
@@ -158,20 +235,24 @@ def violations_highlighted(text: str, violations: Sequence[dict]) -> SafeString:
     return mark_safe("".join(str(part) for part in parts))  # each part escaped or from format_html
 
 
+def sentences(text: str) -> list[str]:
+    """The text cut after each sentence end (., !, ?) and at line breaks; blank pieces dropped."""
+    return [piece.strip() for piece in _SENTENCE_END.split(text or "") if piece.strip()]
+
+
 @register.simple_tag
-def word_diff(before: str, after: str) -> SafeString:
-    """A word-level diff: removed words struck through, added words underlined."""
-    old, new = _TOKENS.findall(before or ""), _TOKENS.findall(after or "")
+def sentence_diff(before: str, after: str) -> SafeString:
+    """A sentence-level diff: each removed sentence struck through whole, each added one underlined, unchanged
+    sentences as they were — staff read which sentence changed, not which characters."""
+    old, new = sentences(before), sentences(after)
     parts = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
-            parts.append(escape("".join(old[i1:i2])))
+            parts.extend(format_html('<span class="diff-same">{}</span>', sentence) for sentence in old[i1:i2])
             continue
-        if i2 > i1:
-            parts.append(format_html('<del class="diff-del">{}</del>', "".join(old[i1:i2])))
-        if j2 > j1:
-            parts.append(format_html('<ins class="diff-ins">{}</ins>', "".join(new[j1:j2])))
-    return mark_safe("".join(str(part) for part in parts))  # each part escaped or from format_html
+        parts.extend(format_html('<del class="diff-del">{}</del>', sentence) for sentence in old[i1:i2])
+        parts.extend(format_html('<ins class="diff-ins">{}</ins>', sentence) for sentence in new[j1:j2])
+    return mark_safe(" ".join(str(part) for part in parts))  # each part from format_html
 
 
 # --- charts (inline SVG) -----------------------------------------------------------------------------------
@@ -349,7 +430,7 @@ def bar_chart(rows: Sequence[dict], label_key: str, value_key: str, title: str, 
 @register.simple_tag
 def stage_chart(stage_ms: dict) -> SafeString:
     """The run's stage timings (ms) as bars, the total left out (it is the sum)."""
-    items = [(name, value) for name, value in (stage_ms or {}).items() if name != "total"]
+    items = [(stage_label(name), value) for name, value in (stage_ms or {}).items() if name != "total"]
     return horizontal_bar_chart(items, title="단계별 소요", unit="ms", colour="#79aec8")
 
 
