@@ -1,0 +1,144 @@
+"""The operators' admin in a real browser: log in, the attention list, the audit page of a rewritten and of a held
+answer, approving a held answer with an edit, the training upload with a conflict resolved, and the statistics
+page. Each test keeps a screenshot under var/test/screenshots/."""
+
+import pytest
+from playwright.sync_api import expect
+
+from agent.knowledge.faq_services import faq_entry_create
+from agent.models import AnswerReview, AnswerRun, DraftRound, FaqEntry, TrainingJob
+from agent.tests import test_admin_questions as audit_page
+from agent.tests.test_admin_questions import FINAL_TEXT, answer_run, change_url, question_in_status
+from conversations.models import Question
+from delivery.models import SendJob
+from tests.browser.conftest import log_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+delivered_question = audit_page.delivered_question  # an answer rewritten after round 0 and delivered
+HELD_DRAFT = "납품 단가는 50,000원입니다."
+TRAINING_FILE = (
+    "question,answer,category\n"
+    "발주 마감 시간은 몇 시인가요?,평일 오후 3시입니다.,발주\n"
+    "배송비는 누가 부담하나요?,공급사가 부담합니다.,배송\n"
+).encode()
+
+
+def held_question():
+    """A held answer: its only draft named an amount the evidence does not have, nothing safe was left."""
+    question = question_in_status(Question.Status.HELD)
+    run = answer_run(
+        question,
+        outcome=AnswerRun.Outcome.HELD,
+        final_text="",
+        outcome_reason="검증을 통과한 문장이 남지 않아 보류했습니다.",
+    )
+    DraftRound.objects.create(
+        run=run,
+        number=0,
+        draft=HELD_DRAFT,
+        violations=[{"kind": "amount", "text": "50,000원", "span": [7, 14], "reason": "근거에 없는 금액: 50,000원"}],
+        clean_text="",
+    )
+    return question
+
+
+def test_staff_log_in_and_see_what_waits_for_them(page, staff_user, screenshot):
+    page.goto("/admin/")
+    expect(page.locator("#id_username")).to_be_visible()
+    screenshot(page, "login")
+    log_in(page)
+    expect(page.locator("#agent-staff-links")).to_contain_text("주의가 필요한 질문")
+    expect(page.locator("#count-attention")).to_have_text("0건")
+    screenshot(page, "admin-index")
+
+
+def test_the_attention_list_shows_held_and_failed_questions_with_their_reasons(staff_page, screenshot):
+    held = held_question()
+    failed = question_in_status(Question.Status.FAILED, text="반품 기한이 언제까지인가요?")
+    Question.objects.filter(pk=failed.pk).update(outcome_reason="attempts exhausted (3)")
+    staff_page.goto("/admin/")
+    staff_page.click("#agent-staff-links a:has-text('주의가 필요한 질문')")
+    expect(staff_page.locator("#content")).to_contain_text("반품 기한이 언제까지인가요?")
+    expect(staff_page.locator("#content")).to_contain_text("시도 3회를 모두 썼습니다")
+    expect(staff_page.locator("#content")).to_contain_text(held.text)
+    screenshot(staff_page, "attention-list")
+
+
+def test_the_audit_page_of_a_rewritten_answer_puts_the_verdict_first(staff_page, delivered_question, screenshot):
+    staff_page.goto(change_url(delivered_question))
+    verdict = staff_page.locator("#verdict")
+    expect(verdict).to_contain_text("발송한 답변")
+    expect(verdict).to_contain_text(FINAL_TEXT)
+    expect(verdict).to_contain_text("금액 1건")
+    expect(staff_page.locator("#rounds del.diff-del").first).to_have_text("납품 단가는 50,000원입니다.")
+    expect(staff_page.locator("#tool-calls")).to_be_hidden()  # folded away until asked for
+    screenshot(staff_page, "audit-rewritten")
+    staff_page.click("#run-details > summary")
+    expect(staff_page.locator("#tool-calls")).to_be_visible()
+    expect(staff_page.locator("#run")).to_contain_text("도구 호출과 초안")
+    screenshot(staff_page, "audit-rewritten-details")
+
+
+def test_the_audit_page_of_a_held_answer_shows_the_unsent_draft_and_its_violation(staff_page, screenshot):
+    question = held_question()
+    staff_page.goto(change_url(question))
+    verdict = staff_page.locator("#verdict")
+    expect(verdict).to_contain_text("보류된 초안 (보내지 않음)")
+    expect(verdict.locator("mark.violation")).to_have_text("50,000원1")
+    expect(staff_page.locator("#actions")).to_contain_text("승인 후 발송")
+    screenshot(staff_page, "audit-held")
+
+
+def test_staff_approve_a_held_answer_after_correcting_it(staff_page, screenshot):
+    question = held_question()
+    staff_page.goto(change_url(question))
+    staff_page.fill("#id_text", HELD_DRAFT)
+    staff_page.click("#actions input[type=submit][value='승인 후 발송']")
+    expect(staff_page.locator("#approve-violations")).to_contain_text("검증 위반이 남아 있습니다")
+    screenshot(staff_page, "approve-refused")
+
+    staff_page.fill("#id_text", FINAL_TEXT)
+    staff_page.click("#actions input[type=submit][value='승인 후 발송']")
+    expect(staff_page.locator(".messagelist")).to_contain_text("승인하여 발송을 요청했습니다")
+    expect(staff_page.locator("#verdict")).to_contain_text(FINAL_TEXT)
+    screenshot(staff_page, "approve-sent")
+    job = SendJob.objects.get(question=question)
+    assert [item.text for item in job.items.all()] == [FINAL_TEXT]
+    assert AnswerReview.objects.get(question=question).action == AnswerReview.Action.APPROVE
+
+
+@pytest.mark.usefixtures("knowledge_stores")
+def test_a_training_upload_with_a_conflict_is_resolved_after_confirmation(staff_page, screenshot):
+    faq_entry_create(question="발주 마감 시간은 몇 시인가요?", answer="평일 오후 2시입니다.")
+    staff_page.goto("/admin/agent/trainingjob/add/")
+    staff_page.set_input_files(
+        "#id_file", files=[{"name": "training.csv", "mimeType": "text/csv", "buffer": TRAINING_FILE}]
+    )
+    screenshot(staff_page, "training-upload")
+    staff_page.click("#training-upload-submit")
+    expect(staff_page.locator("#training-job-status")).to_have_attribute("data-status", "review")
+    table = staff_page.locator("#training-conflict-table")
+    expect(table).to_contain_text("평일 오후 2시입니다.")
+    expect(table).to_contain_text("평일 오후 3시입니다.")
+    screenshot(staff_page, "training-conflict")
+
+    staff_page.locator(".conflict-select").first.check()
+    staff_page.select_option("#conflict-action", "replace_existing")
+    staff_page.click("#conflict-resolve")
+    expect(staff_page.locator("#confirm-resolve-list")).to_contain_text("발주 마감 시간은 몇 시인가요?")
+    screenshot(staff_page, "training-confirm")
+    staff_page.click("#confirm-resolve")
+    expect(staff_page.locator("#training-job-status")).to_have_attribute("data-status", "done")
+    screenshot(staff_page, "training-resolved")
+    assert FaqEntry.objects.get(question="발주 마감 시간은 몇 시인가요?").answer == "평일 오후 3시입니다."
+    assert TrainingJob.objects.get().status == TrainingJob.Status.DONE
+
+
+def test_the_statistics_page_draws_its_charts(staff_page, delivered_question, screenshot):
+    held_question()
+    staff_page.goto("/admin/")
+    staff_page.click("#agent-staff-links a:has-text('답변 통계')")
+    expect(staff_page.locator("#content svg.chart").first).to_be_visible()
+    expect(staff_page.locator("#content")).to_contain_text("답변 통계")
+    screenshot(staff_page, "statistics")
