@@ -8,13 +8,16 @@ its URL names stay `admin:conversations_question_*`. The attention and statistic
 `config/urls.py` before the admin site).
 """
 
+import csv
 from collections import Counter
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -28,6 +31,7 @@ from agent.models import AnswerReview, AnswerRun
 from agent.selectors import (
     ATTENTION_STATUSES,
     DAILY_STATUSES,
+    StatisticsWindow,
     answer_run_awaiting_approval,
     question_audit,
     questions_annotated,
@@ -36,6 +40,7 @@ from agent.selectors import (
     statistics_failed_questions,
     statistics_frequent_questions,
     statistics_latency_percentiles,
+    statistics_rates,
     statistics_source_split,
     statistics_violations_by_kind,
 )
@@ -45,8 +50,11 @@ from config.admin import ReadOnlyAdmin
 from conversations.models import Question
 from delivery.models import SendJob
 from delivery.services import SendJobError
+from vendors.models import Vendor
 
 STATISTICS_DAYS = 14
+STATISTICS_MAX_DAYS = 366
+RATE_LABELS = {"automation": "자동 처리율", "override": "검증 무시 발송 비율", "marked_wrong": "오답 표시율"}
 ATTENTION_PAGE_SIZE = 50
 # Staff actions create an AnswerReview row; who may create one may approve and mark wrong.
 STAFF_ACTION_PERMISSION = "agent.add_answerreview"
@@ -387,26 +395,98 @@ def attention_view(request):
     return TemplateResponse(request, "admin/agent/question/attention.html", context)
 
 
+class StatisticsFilterForm(forms.Form):
+    """The statistics page's window: Seoul dates, both ends included, and optionally one vendor."""
+
+    start = forms.DateField(label="시작일", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
+    end = forms.DateField(label="종료일", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
+    vendor = forms.ModelChoiceField(label="벤더", queryset=Vendor.objects.order_by("code"), required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        start, end = cleaned.get("start"), cleaned.get("end")
+        if start is None or end is None:
+            return cleaned
+        if end < start:
+            raise forms.ValidationError("종료일이 시작일보다 앞섭니다.")
+        if (end - start).days + 1 > STATISTICS_MAX_DAYS:
+            raise forms.ValidationError(f"기간은 {STATISTICS_MAX_DAYS}일까지 볼 수 있습니다.")
+        vendor = cleaned.get("vendor")
+        cleaned["window"] = StatisticsWindow(first_day=start, last_day=end, vendor_id=vendor.pk if vendor else None)
+        return cleaned
+
+
+def question_list_url(window: StatisticsWindow, **filters) -> str:
+    """The question list narrowed to the window (and `filters`): where a chart's bar leads."""
+    query = {
+        "created_at__gte": window.start.isoformat(),
+        "created_at__lt": window.end.isoformat(),
+        **({"vendor__id__exact": window.vendor_id} if window.vendor_id is not None else {}),
+        **filters,
+    }
+    return f"{reverse('admin:conversations_question_changelist')}?{urlencode(query)}"
+
+
 def statistics_view(request):
     _require_question_view(request)
-    days = STATISTICS_DAYS
-    daily = statistics_daily(days=days)
+    default = StatisticsWindow.last_days(STATISTICS_DAYS)
+    data = request.GET.copy()
+    for key, day in (("start", default.first_day), ("end", default.last_day)):
+        if not data.get(key):
+            data[key] = day.isoformat()  # the form shows the window it counts
+    form = StatisticsFilterForm(data)
+    window = form.cleaned_data["window"] if form.is_valid() else default
+    daily = statistics_daily(window=window)
     statuses = [(status.value, status.label) for status in DAILY_STATUSES]
+    rates = statistics_rates(window=window)
+    if request.GET.get("format") == "csv":
+        return statistics_csv(window, daily, statuses, rates)
+    for row in daily:
+        day = StatisticsWindow(first_day=row["day"], last_day=row["day"], vendor_id=window.vendor_id)
+        row["links"] = {value: question_list_url(day, status__exact=value) for value, _ in statuses}
+    export = request.GET.copy()
+    export["format"] = "csv"
     context = {
         **admin.site.each_context(request),
         "opts": Question._meta,
-        "title": f"답변 통계 (최근 {days}일)",
-        "days": days,
+        "title": f"답변 통계 ({window.first_day:%Y-%m-%d} ~ {window.last_day:%Y-%m-%d})",
+        "form": form,
+        "window": window,
+        "csv_url": f"?{export.urlencode()}",
         "daily": daily,
         "daily_totals": {key: sum(row[key] for row in daily) for key in ["total", *dict(statuses)]},
         "statuses": statuses,
-        "violations": statistics_violations_by_kind(days=days),
-        "frequent": statistics_frequent_questions(days=days),
+        "rates": rates,
+        "violations": statistics_violations_by_kind(window=window),
+        "frequent": [
+            {**row, "link": question_list_url(window, q=row["text"])}
+            for row in statistics_frequent_questions(window=window)
+        ],
         "failed": statistics_failed_questions(),
-        "sources": statistics_source_split(days=days),
-        "latency": statistics_latency_percentiles(days=days),
+        "sources": statistics_source_split(window=window),
+        "latency": statistics_latency_percentiles(window=window),
+        "window_link": question_list_url(window),
     }
     return TemplateResponse(request, "admin/agent/statistics.html", context)
+
+
+def statistics_csv(window: StatisticsWindow, daily, statuses, rates) -> HttpResponse:
+    """The daily table and the three rates as CSV (UTF-8 with a BOM, so spreadsheet programs read the Korean)."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    name = f"statistics-{window.first_day:%Y%m%d}-{window.last_day:%Y%m%d}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response.write("\ufeff")
+    writer = csv.writer(response)
+    writer.writerow(["날짜", "질문", *(label for _, label in statuses)])
+    for row in daily:
+        writer.writerow([row["day"].isoformat(), row["total"], *(row[value] for value, _ in statuses)])
+    writer.writerow([])
+    writer.writerow(["지표", "비율", "건수", "기준 건수"])
+    for key, label in RATE_LABELS.items():
+        rate = rates[key]
+        shown = "" if rate["rate"] is None else f"{rate['rate']:.4f}"
+        writer.writerow([label, shown, rate["count"], rate["of"]])
+    return response
 
 
 app_name = "agent_admin"

@@ -259,16 +259,24 @@ def sentence_diff(before: str, after: str) -> SafeString:
 
 
 def horizontal_bar_chart(
-    items: Sequence[tuple[str, float]], *, title: str, unit: str = "", colour: str = "#417690", width: int = 640
+    items: Sequence[tuple[str, float]],
+    *,
+    title: str,
+    unit: str = "",
+    colour: str = "#417690",
+    width: int = 640,
+    links: Sequence[str] | None = None,
 ) -> SafeString:
-    """One bar per (label, value), longest bar = largest value, the value written after each bar."""
+    """One bar per (label, value), longest bar = largest value, the value written after each bar, a value axis
+    below; with `links` (one URL per item) each bar opens what it counts."""
     if not items:
         return format_html('<p class="chart-empty">{}: 자료 없음</p>', title)
-    label_width, row_height, value_room = 220, 24, 90
+    label_width, row_height, value_room, axis_height = 220, 24, 90, 22
     bar_room = width - label_width - value_room
     peak = max(value for _, value in items) or 1
-    height = row_height * len(items) + 8
-    rows = []
+    plot_height = row_height * len(items) + 8
+    height = plot_height + axis_height
+    rows = [_value_axis_horizontal(label_width, bar_room, plot_height, peak, unit)]
     for index, (label, value) in enumerate(items):
         y = 4 + index * row_height
         bar = max(1, round(bar_room * value / peak)) if value else 0
@@ -295,6 +303,8 @@ def horizontal_bar_chart(
                 unit,
             )
         )
+        if links and links[index]:
+            rows[-1] = format_html('<a href="{}" class="chart-link">{}</a>', links[index], rows[-1])
     return format_html(
         '<svg class="chart" role="img" aria-label="{}" width="{}" height="{}" viewBox="0 0 {} {}" '
         'xmlns="http://www.w3.org/2000/svg"><title>{}</title>{}</svg>',
@@ -308,6 +318,30 @@ def horizontal_bar_chart(
     )
 
 
+def _value_axis_horizontal(left: int, length: int, y: int, peak: float, unit: str) -> SafeString:
+    """The value axis under horizontal bars: a line with 0, half and the peak marked."""
+    ticks = [
+        format_html(
+            '<line x1="{x}" y1="{y}" x2="{x}" y2="{y2}" class="chart-axis"/>'
+            '<text x="{x}" y="{ty}" text-anchor="middle" class="chart-value">{label}</text>',
+            x=f"{left + length * fraction:.1f}",
+            y=y,
+            y2=y + 4,
+            ty=y + 16,
+            label=_number(peak * fraction) + (unit if fraction == 1 else ""),
+        )
+        for fraction in (0, 0.5, 1)
+    ]
+    return format_html(
+        '<line x1="{}" y1="{}" x2="{}" y2="{}" class="chart-axis"/>{}',
+        left,
+        y,
+        left + length,
+        y,
+        mark_safe("".join(str(tick) for tick in ticks)),  # from format_html
+    )
+
+
 def stacked_bar_chart(
     categories: Sequence[str],
     series: Sequence[tuple[str, str, Sequence[float]]],
@@ -315,9 +349,12 @@ def stacked_bar_chart(
     title: str,
     width: int = 720,
     height: int = 240,
+    links: Sequence[dict[str, str]] | None = None,
+    y_label: str = "",
 ) -> SafeString:
     """Vertical columns, one per category, stacked by series `(name, colour, values per category)`, a legend
-    below and the column total above each column."""
+    below, the column total above each column and a value axis (0, half, peak) on the left. With `links` (per
+    category, a URL per series name) each segment opens the questions it counts."""
     if not categories:
         return format_html('<p class="chart-empty">{}: 자료 없음</p>', title)
     left, top, bottom, legend_height = 36, 18, 30, 22
@@ -329,16 +366,34 @@ def stacked_bar_chart(
     shapes = [
         format_html(
             '<line x1="{}" y1="{}" x2="{}" y2="{}" class="chart-axis"/>'
-            '<text x="{}" y="{}" text-anchor="end" class="chart-value">{}</text>',
+            '<line x1="{}" y1="{}" x2="{}" y2="{}" class="chart-axis"/>'
+            '<text x="4" y="{}" class="chart-label">{}</text>',
             left,
             top + plot_height,
             width,
             top + plot_height,
-            left - 4,
-            top + 4,
-            _number(peak),
+            left,
+            top,
+            left,
+            top + plot_height,
+            top - 6,
+            y_label,
         )
     ]
+    for fraction in (0, 0.5, 1):
+        tick_y = top + plot_height * (1 - fraction)
+        shapes.append(
+            format_html(
+                '<line x1="{}" y1="{y}" x2="{}" y2="{y}" class="chart-axis"/>'
+                '<text x="{}" y="{}" text-anchor="end" class="chart-value">{}</text>',
+                left - 3,
+                left,
+                left - 5,
+                f"{tick_y + 4:.1f}",
+                _number(peak * fraction),
+                y=f"{tick_y:.1f}",
+            )
+        )
     for index, category in enumerate(categories):
         x = left + slot * index + (slot - bar_width) / 2
         y = top + plot_height
@@ -348,19 +403,21 @@ def stacked_bar_chart(
                 continue
             segment = plot_height * value / peak
             y -= segment
-            shapes.append(
-                format_html(
-                    '<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{} {}: {}</title></rect>',
-                    f"{x:.1f}",
-                    f"{y:.1f}",
-                    f"{bar_width:.1f}",
-                    f"{segment:.1f}",
-                    colour,
-                    category,
-                    name,
-                    _number(value),
-                )
+            segment_shape = format_html(
+                '<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{} {}: {}</title></rect>',
+                f"{x:.1f}",
+                f"{y:.1f}",
+                f"{bar_width:.1f}",
+                f"{segment:.1f}",
+                colour,
+                category,
+                name,
+                _number(value),
             )
+            link = links[index].get(name) if links else None
+            if link:
+                segment_shape = format_html('<a href="{}" class="chart-link">{}</a>', link, segment_shape)
+            shapes.append(segment_shape)
         shapes.append(
             format_html(
                 '<text x="{}" y="{}" text-anchor="middle" class="chart-value">{}</text>'
@@ -408,23 +465,30 @@ def _number(value: float) -> str:
 
 @register.simple_tag
 def daily_outcomes_chart(daily: Sequence[dict], statuses: Sequence[tuple[str, str]]) -> SafeString:
-    """Stacked columns per day of `statistics_daily` rows; `statuses` are (value, label) pairs."""
+    """Stacked columns per day of `statistics_daily` rows; `statuses` are (value, label) pairs. A row's `links`
+    (status value → URL), when present, make each segment a link to its questions."""
+    labels = dict(statuses)
+    links = [{labels[value]: url for value, url in row.get("links", {}).items()} for row in daily]
     return stacked_bar_chart(
         [row["day"].strftime("%m/%d") for row in daily],
         [(label, STATUS_COLOURS.get(value, "#888"), [row[value] for row in daily]) for value, label in statuses],
         title="일별 처리 결과",
+        links=links if any(links) else None,
+        y_label="질문 수",
     )
 
 
 @register.simple_tag
 def bar_chart(rows: Sequence[dict], label_key: str, value_key: str, title: str, unit: str = "", label_filter=""):
     """Horizontal bars of `rows[label_key]` against `rows[value_key]`; `label_filter` names a label filter of this
-    library (`violation_kind_label`, `source_kind_label`) to apply to the labels."""
+    library (`violation_kind_label`, `source_kind_label`) to apply to the labels. A row's `link`, when present,
+    makes its bar a link."""
     labeller = {"violation_kind_label": violation_kind_label, "source_kind_label": source_kind_label}.get(
         label_filter, str
     )
     items = [(labeller(row[label_key]), row[value_key] or 0) for row in rows]
-    return horizontal_bar_chart(items, title=title, unit=unit)
+    links = [row.get("link", "") for row in rows]
+    return horizontal_bar_chart(items, title=title, unit=unit, links=links if any(links) else None)
 
 
 @register.simple_tag
@@ -432,6 +496,12 @@ def stage_chart(stage_ms: dict) -> SafeString:
     """The run's stage timings (ms) as bars, the total left out (it is the sum)."""
     items = [(stage_label(name), value) for name, value in (stage_ms or {}).items() if name != "total"]
     return horizontal_bar_chart(items, title="단계별 소요", unit="ms", colour="#79aec8")
+
+
+@register.filter
+def percent(rate) -> str:
+    """A fraction as a percentage to one decimal, "-" when there is nothing to divide by."""
+    return "-" if rate is None else f"{rate * 100:.1f}%"
 
 
 @register.simple_tag
