@@ -57,6 +57,9 @@ STAGE_LABELS = {
     "verification": "검증",
     "total": "전체",
 }
+# How the FAQ search found a candidate, and how sure it is (agent.knowledge.faq).
+FAQ_STAGE_LABELS = {"dense": "밀집 검색", "relaxed": "완화 재검색", "sparse": "희소 검색", "keyword": "키워드 검색"}
+CONFIDENCE_LABELS = {"high": "높음", "medium": "중간", "low": "낮음"}
 # Reasons the agent writes as codes (a question in a blocked room, attempts used up), read by staff in words.
 _ROOM_STATUS_WORDS = {"blocked": "차단된 방", "unresolved": "벤더가 정해지지 않은 방", "matched": "매칭된 방"}
 _ROOM_REASON = re.compile(r"room_(?P<status>[a-z]+)(?::(?P<reason>[a-z_]*))?")
@@ -78,6 +81,16 @@ def violation_kind_label(kind: str) -> str:
 @register.simple_tag
 def staff_counts() -> dict[str, int]:
     return selectors.staff_counts()
+
+
+@register.filter
+def faq_stage_label(stage: str) -> str:
+    return FAQ_STAGE_LABELS.get(stage, stage or "-")
+
+
+@register.filter
+def confidence_label(level: str) -> str:
+    return CONFIDENCE_LABELS.get(level, level or "-")
 
 
 @register.filter
