@@ -30,6 +30,7 @@ STAFF_PASSWORD = "browser-test-password"
 TIMEOUT_MS = 30_000
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(items):
     for item in items:
         if Path(item.fspath).is_relative_to(Path(__file__).parent):
