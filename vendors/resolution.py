@@ -45,16 +45,20 @@ REASON_EXACT = "exact"
 REASON_CONTAINMENT = "containment"
 REASON_NO_MATCH = "no_match"
 REASON_AMBIGUOUS = "ambiguous"
-# How staff read a resolution reason.
+# Not an outcome of `resolve`: staff chose the vendor, which holds until the room's name changes.
+REASON_STAFF_ASSIGNED = "staff_assigned"
+
+# What each reason means, for staff.
 REASON_LABELS = {
-    REASON_ID: "방 이름의 벤더 ID로 매칭",
-    REASON_EMPTY_NAME: "방 이름 없음",
-    REASON_UNKNOWN_ID: "방 이름의 벤더 ID가 목록에 없음",
-    REASON_ID_TYPO: "방 이름의 벤더 ID 오타로 보임",
-    REASON_EXACT: "벤더 이름과 같음",
-    REASON_CONTAINMENT: "방 이름에 벤더 이름이 들어 있음",
-    REASON_NO_MATCH: "맞는 벤더 없음",
-    REASON_AMBIGUOUS: "후보 벤더가 여럿",
+    REASON_ID: "방 이름의 (코드)로 매칭",
+    REASON_EMPTY_NAME: "(코드)만 있는 방 이름으로 매칭",
+    REASON_UNKNOWN_ID: "방 이름의 (코드)가 없는 벤더 코드입니다",
+    REASON_ID_TYPO: "방 이름의 (코드)와 이름이 서로 다른 벤더를 가리킵니다 (코드 오타 의심)",
+    REASON_EXACT: "방 이름이 벤더 이름과 같아 매칭",
+    REASON_CONTAINMENT: "방 이름에 벤더 이름이 들어 있어 매칭",
+    REASON_NO_MATCH: "방 이름에 맞는 벤더가 없습니다",
+    REASON_AMBIGUOUS: "방 이름이 여러 벤더에 맞습니다",
+    REASON_STAFF_ASSIGNED: "직원이 벤더를 지정함",
 }
 
 # NFKC turns `㈜` into `(주)`, so these two cover all three corporate marks.

@@ -13,6 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 from agent import selectors
 from agent.verification import OTHER_VENDOR_PLACEHOLDER
 from conversations.models import Question, Room
+from conversations.selectors import question_reason_label
 from delivery.models import SendJob
 from vendors.resolution import REASON_LABELS as RESOLUTION_REASON_LABELS
 
@@ -61,8 +62,6 @@ STAGE_LABELS = {
 FAQ_STAGE_LABELS = {"dense": "밀집 검색", "relaxed": "완화 재검색", "sparse": "희소 검색", "keyword": "키워드 검색"}
 CONFIDENCE_LABELS = {"high": "높음", "medium": "중간", "low": "낮음"}
 # Reasons the agent writes as codes (a question in a blocked room, attempts used up), read by staff in words.
-_ROOM_STATUS_WORDS = {"blocked": "차단된 방", "unresolved": "벤더가 정해지지 않은 방", "matched": "매칭된 방"}
-_ROOM_REASON = re.compile(r"room_(?P<status>[a-z]+)(?::(?P<reason>[a-z_]*))?")
 _ATTEMPTS_EXHAUSTED = re.compile(
     r"(?P<lease>lease lapsed, )?attempts exhausted(?: \((?P<count>\d+)\)|: (?P<error>\w+))?"
 )
@@ -105,18 +104,15 @@ def resolution_reason_label(reason: str) -> str:
 
 @register.filter
 def reason_label(reason: str) -> str:
-    """A stored outcome reason in words: `room_blocked:id_typo` → "차단된 방 (방 이름의 벤더 ID 오타로 보임)"."""
+    """A stored outcome reason in words: a blocked room's (`room_blocked:id_typo`) as the conversations app
+    words it, the agent's "attempts exhausted" ones here; any other reason (already Korean) as it is."""
     if not reason:
         return ""
-    if match := _ROOM_REASON.fullmatch(reason):
-        room = _ROOM_STATUS_WORDS.get(match["status"], match["status"])
-        detail = RESOLUTION_REASON_LABELS.get(match["reason"] or "", match["reason"] or "")
-        return room + (f" ({detail})" if detail else "")
     if match := _ATTEMPTS_EXHAUSTED.fullmatch(reason):
         words = "작업자가 멈춘 뒤 " if match["lease"] else ""
         words += f"시도 {match['count']}회를 모두 썼습니다" if match["count"] else "시도를 모두 썼습니다"
         return words + (f" (오류 {match['error']})" if match["error"] else "")
-    return reason
+    return question_reason_label(reason)
 
 
 @register.filter

@@ -72,16 +72,18 @@ def test_a_question_in_a_blocked_room_reads_its_reason_in_korean(admin_client):
         room=room, message__room=room, vendor=None, status="blocked", outcome_reason="room_blocked:id_typo"
     )
     body = admin_client.get(change_url(question)).content.decode()
-    assert "room_blocked" not in body and "id_typo" not in body.replace('"id_typo"', "")
-    assert "차단된 방 (방 이름의 벤더 ID 오타로 보임)" in body
+    assert "room_blocked" not in body
+    assert "방 매칭 차단: 방 이름의 (코드)와 이름이 서로 다른 벤더를 가리킵니다 (코드 오타 의심)" in body
 
 
 @pytest.mark.parametrize(
     ("code", "words"),
     [
-        ("room_blocked:id_typo", "차단된 방 (방 이름의 벤더 ID 오타로 보임)"),
-        ("room_unresolved:ambiguous", "벤더가 정해지지 않은 방 (후보 벤더가 여럿)"),
-        ("room_blocked", "차단된 방"),
+        (
+            "room_blocked:id_typo",
+            "방 매칭 차단: 방 이름의 (코드)와 이름이 서로 다른 벤더를 가리킵니다 (코드 오타 의심)",
+        ),
+        ("room_unresolved:ambiguous", "방 벤더 미확정: 방 이름이 여러 벤더에 맞습니다"),
         ("attempts exhausted (3)", "시도 3회를 모두 썼습니다"),
         ("attempts exhausted: TimeoutError", "시도를 모두 썼습니다 (오류 TimeoutError)"),
         ("lease lapsed, attempts exhausted (3)", "작업자가 멈춘 뒤 시도 3회를 모두 썼습니다"),
