@@ -21,7 +21,7 @@ from agent.models import (
     ToolCallRecord,
     TrainingJob,
 )
-from conversations.models import QuarantinedMessage, Question
+from conversations.models import QuarantinedMessage, Question, Room
 from conversations.tests.factories import QuestionFactory, RoomFactory
 from delivery.models import SendJob
 from delivery.services import send_request_submit, sender_room_set
@@ -141,6 +141,8 @@ def admin_pages():
             yield reverse("admin:{}_{}_change".format(*info), args=[first.pk])
     for name in ("agent_admin:attention", "agent_admin:statistics", "admin_health"):
         yield reverse(name)
+    for room in Room.objects.filter(vendor__isnull=True).order_by("pk")[:1]:
+        yield reverse("agent_admin:room_assign", args=[room.pk])
     for name in ("admin:agent_faqentry_search", "admin:agent_faqentry_rebuild", "admin:vendors_recordimport_upload"):
         yield reverse(name)
 
