@@ -1,17 +1,30 @@
 """The operators' admin in a real browser: log in, the attention list, the audit page of a rewritten and of a held
-answer, approving a held answer with an edit, the training upload with a conflict resolved, and the statistics
-page. Each test keeps a screenshot under var/test/screenshots/."""
+answer, approving a held answer with an edit, the training upload with a conflict resolved, the statistics page,
+retiring a hub document and assigning a blocked room. Each test keeps screenshots under var/test/screenshots/."""
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
+from rest_framework.test import APIClient
 
 from agent.knowledge.faq_services import faq_entry_create
-from agent.models import AnswerReview, AnswerRun, DraftRound, FaqEntry, TrainingJob
+from agent.knowledge.hub import hub_document_ingest, hub_search
+from agent.models import (
+    AnswerReview,
+    AnswerRun,
+    DraftRound,
+    FaqEntry,
+    KnowledgeDocument,
+    KnowledgeWorkspace,
+    TrainingJob,
+)
 from agent.tests import test_admin_questions as audit_page
 from agent.tests.test_admin_questions import FINAL_TEXT, answer_run, change_url, question_in_status
-from conversations.models import Question
+from conversations.models import Question, Room
 from delivery.models import SendJob
+from delivery.tests.factories import active_device
 from tests.browser.conftest import log_in
+from vendors.tests.factories import VendorFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -151,3 +164,68 @@ def test_the_statistics_page_draws_its_charts(staff_page, delivered_question, sc
     staff_page.wait_for_url("**/admin/conversations/question/**")
     expect(staff_page.locator("#result_list")).to_contain_text(delivered_question.text)
     screenshot(staff_page, "statistics-bar-questions")
+
+
+WRONG_FEE = "# 반품 회수비\n\n단순 변심 반품의 회수 택배비는 1건당 7,700원이며 협력사가 부담합니다.\n"
+
+
+@pytest.mark.usefixtures("knowledge_stores")
+def test_staff_retire_a_wrong_hub_document_after_confirming(staff_page, screenshot):
+    KnowledgeWorkspace.objects.get_or_create(slug="returns", defaults={"title": "반품·교환"})
+    document = hub_document_ingest(workspace="returns", title="반품 회수비", content=WRONG_FEE, actor="test")
+    assert "7,700원" in _hub_evidence()
+
+    staff_page.goto(f"/admin/agent/knowledgedocument/{document.pk}/change/")
+    screenshot(staff_page, "hub-document")
+    staff_page.click("#document-retire")
+    expect(staff_page.locator("#content-main")).to_contain_text("반품 회수비")
+    screenshot(staff_page, "hub-retire-confirm")
+    staff_page.click("#confirm-retire")
+    expect(staff_page.locator("#document-restore")).to_be_visible()
+    screenshot(staff_page, "hub-retired")
+    document.refresh_from_db()
+    assert document.status == KnowledgeDocument.Status.RETIRED
+    assert "7,700" not in _hub_evidence()
+
+
+def _hub_evidence() -> str:
+    return "\n".join(
+        item.text for item in hub_search("반품 회수 택배비는 얼마인가요?", workspaces=["returns"], limit=20)
+    )
+
+
+@pytest.mark.usefixtures("knowledge_stores")
+def test_staff_assign_a_blocked_room_from_its_candidates(staff_page, screenshot):
+    VendorFactory(code="1234", name="대한물산", aliases=[])
+    VendorFactory(code="5678", name="가온상사", aliases=[])
+    _, token = active_device(role="uploader", name="1층 CS PC")
+    uploader = APIClient()
+    uploader.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    message = {
+        "room_key": "chat-1",
+        "room_name": "(5678) 대한물산",
+        "sender_name": "김대리",
+        "sent_by_me": False,
+        "text": "@봇 결제 조건 알려주세요",
+        "sent_at": timezone.now().isoformat(),
+        "unread_count": 1,
+        "attachments": {"photos": 0, "files": 0},
+    }
+    response = uploader.post("/api/v1/uploads", {"batch_id": "b-1", "messages": [message]}, format="json")
+    assert response.status_code in (200, 201), response.content
+    question = Question.objects.get()
+    assert question.status == Question.Status.BLOCKED
+
+    staff_page.goto("/admin/agent/attention/")
+    expect(staff_page.locator("#content")).to_contain_text("코드 오타 의심")
+    staff_page.click(f"a[href$='/rooms/{question.room_id}/assign/?question={question.pk}']")
+    expect(staff_page.locator("#room-candidates")).to_contain_text("(1234) 대한물산")
+    screenshot(staff_page, "room-assign")
+    staff_page.click("#room-candidates button:has-text('(1234) 대한물산')")
+    staff_page.wait_for_url(f"**/admin/conversations/question/{question.pk}/change/")
+    expect(staff_page.locator(".messagelist")).to_contain_text("대한물산에 지정했습니다")
+    screenshot(staff_page, "room-assigned")
+    room = Room.objects.select_related("vendor").get(pk=question.room_id)
+    assert (room.resolution_reason, room.vendor.code) == ("staff_assigned", "1234")
+    question.refresh_from_db()
+    assert question.status != Question.Status.BLOCKED and question.vendor_id == room.vendor_id
