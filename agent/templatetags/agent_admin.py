@@ -11,7 +11,7 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from agent import selectors
-from agent.verification import OTHER_VENDOR_PLACEHOLDER
+from agent.verification import GROUP_COLOURS, OTHER_VENDOR_PLACEHOLDER, kind_group, kind_label
 from conversations.models import Question, Room
 from conversations.selectors import question_reason_label
 from delivery.models import SendJob
@@ -19,27 +19,6 @@ from vendors.resolution import REASON_LABELS as RESOLUTION_REASON_LABELS
 
 register = template.Library()
 
-VIOLATION_KIND_LABELS = {
-    "amount": "금액",
-    "percent": "비율",
-    "percent_point": "퍼센트포인트",
-    "brand_unsupported": "근거 없는 브랜드",
-    "brand_misspelt": "브랜드 오기",
-    "other_vendor": "다른 벤더",
-    "action_claim": "확인 안 된 처리 완료",
-    "asks_back": "되묻는 문장",
-}
-# Kinds share a colour by what went wrong: numbers, brands, other vendors, claims, asking back.
-_VIOLATION_GROUPS = {
-    "amount": "number",
-    "percent": "number",
-    "percent_point": "number",
-    "brand_unsupported": "brand",
-    "brand_misspelt": "brand",
-    "other_vendor": "vendor",
-    "action_claim": "claim",
-    "asks_back": "asks",
-}
 SOURCE_KIND_LABELS = {"record": "벤더 자료", "hub": "지식 허브", "faq": "FAQ"}
 # Question statuses in charts: label colours also used by the page styles.
 STATUS_COLOURS = {
@@ -74,7 +53,7 @@ _COUNT_LABELS = (("texts", "글"), ("photos", "사진"), ("files", "파일"))
 
 @register.filter
 def violation_kind_label(kind: str) -> str:
-    return VIOLATION_KIND_LABELS.get(kind, kind)
+    return kind_label(kind)
 
 
 @register.simple_tag
@@ -117,7 +96,20 @@ def reason_label(reason: str) -> str:
 
 @register.filter
 def violation_group(kind: str) -> str:
-    return _VIOLATION_GROUPS.get(kind, "other")
+    """Kinds share a colour by what went wrong (numbers, brands, other vendors ...): the group in the kinds table."""
+    return kind_group(kind)
+
+
+@register.simple_tag
+def violation_group_styles() -> SafeString:
+    """The highlight and chip colours of every violation group, from the kinds table (a new group needs no CSS)."""
+    rules = []
+    for group, (background, border) in GROUP_COLOURS.items():
+        rules.append(
+            f"  mark.violation-{group} {{ background: {background}; border-color: {border}; color: #000; }}\n"
+            f"  .kind-chip.violation-{group} {{ background: {background}; }}"
+        )
+    return mark_safe("\n".join(rules))  # built from the constant table of kinds, no user input
 
 
 @register.filter
