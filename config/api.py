@@ -20,11 +20,46 @@ from rest_framework.views import exception_handler as drf_exception_handler
 API_PREFIX = "/api/"
 _HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
+# Every `error` code an endpoint answers: the API's own, then DRF's defaults upper-cased by `exception_handler`.
+# A test checks that each code written in the apps' source is listed, so the schema's enum stays complete.
+ERROR_CODES = (
+    "BAD_REQUEST",
+    "DEVICE_ROLE_FORBIDDEN",
+    "DEVICE_TOKEN_INVALID",
+    "HEALTH_TOKEN_INVALID",
+    "IDEMPOTENCY_KEY_REQUIRED",
+    "IDEMPOTENCY_KEY_REUSED",
+    "INTERNAL_ERROR",
+    "INVALID_BATCH",
+    "INVALID_SEND_REQUEST",
+    "ITEM_NOT_FOUND",
+    "LEASE_NOT_HELD",
+    "NOT_FOUND",
+    "PAIRING_CODE_INVALID",
+    "PAYLOAD_TOO_LARGE",
+    "PERMISSION_DENIED",
+    "RATE_LIMITED",
+    "ROOM_NOT_FOUND",
+    "SEND_JOB_ERROR",
+    "SEND_JOB_NOT_FOUND",
+    "SEND_JOB_STATE_CONFLICT",
+    "SEND_STATE_UNKNOWN",
+    # DRF's own exceptions
+    "AUTHENTICATION_FAILED",
+    "ERROR",
+    "INVALID",
+    "METHOD_NOT_ALLOWED",
+    "NOT_ACCEPTABLE",
+    "NOT_AUTHENTICATED",
+    "PARSE_ERROR",
+    "UNSUPPORTED_MEDIA_TYPE",
+)
+
 ERROR_BODY_SCHEMA = {
     "type": "object",
     "description": "Every error under /api/ carries a machine-readable `error` code; some add details.",
     "properties": {
-        "error": {"type": "string", "description": "e.g. NOT_FOUND, INVALID_BATCH, RATE_LIMITED, INTERNAL_ERROR"},
+        "error": {"type": "string", "enum": list(ERROR_CODES), "description": "The machine-readable error code."},
         "detail": {"description": "A human-readable explanation or the invalid fields, when there is one."},
     },
     "required": ["error"],
