@@ -7,7 +7,7 @@ relative words (오늘, 내일, 이번 주), months alone and spelled-out number
 """
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -76,8 +76,9 @@ _URL_RE = re.compile(
     re.IGNORECASE,
 )
 _URL_TRAILING = ".,;:!?"
-# Every URL the pattern reads has a scheme, www. or a listed domain ending: a cheap look first.
-_MAY_HOLD_URL_RE = re.compile(rf"https?://|www\.|\.{_TLDS}(?![A-Za-z0-9\-])", re.IGNORECASE)
+# Every URL the pattern reads has a scheme (so "://"), www. or a listed domain ending: a cheap look first, led by
+# the literals ":" and "." that the regex engine skips ahead to.
+_MAY_HOLD_URL_RE = re.compile(rf"://|\.(?<=www\.)|\.{_TLDS}(?![A-Za-z0-9\-])", re.IGNORECASE)
 
 
 def _contacts(text: str) -> list[Value]:
@@ -118,14 +119,15 @@ def _one_or_two_digits(not_before: str) -> str:
 
 # A year 19xx or 20xx that no {0} precedes.
 _LED_YEAR = "[12](?<![{0}][12])(?:(?<=1)9|(?<=2)0)[0-9]{{2}}"
-_FULL_DATE_RE = re.compile(
-    rf"({_LED_YEAR.format('0-9')}) ?년 ?([0-9]{{1,2}}) ?월 ?([0-9]{{1,2}}) ?일"
-    rf"|({_LED_YEAR.format(_NOT_BEFORE_ISO)})([-./])([0-9]{{1,2}})\5([0-9]{{1,2}})\.?(?![0-9])"
+# Alternatives, each with a literal it cannot match without (see _alternatives): year, month and day.
+_FULL_DATE_RES = (
+    ("년", re.compile(rf"({_LED_YEAR.format('0-9')}) ?년 ?([0-9]{{1,2}}) ?월 ?([0-9]{{1,2}}) ?일")),
+    (None, re.compile(rf"({_LED_YEAR.format(_NOT_BEFORE_ISO)})([-./])([0-9]{{1,2}})\2([0-9]{{1,2}})\.?(?![0-9])")),
 )
-_MONTH_DAY_RE = re.compile(
-    rf"({_one_or_two_digits('0-9')}) ?월 ?([0-9]{{1,2}}) ?일"
-    rf"|({_one_or_two_digits(_NOT_BEFORE_NUMERIC_DATE)})/([0-9]{{1,2}})(?![0-9/%])"
-    rf"|({_one_or_two_digits(_NOT_BEFORE_NUMERIC_DATE)})\.([0-9]{{1,2}})\.(?![0-9])"
+_MONTH_DAY_RES = (
+    ("월", re.compile(rf"({_one_or_two_digits('0-9')}) ?월 ?([0-9]{{1,2}}) ?일")),
+    ("/", re.compile(rf"({_one_or_two_digits(_NOT_BEFORE_NUMERIC_DATE)})/([0-9]{{1,2}})(?![0-9/%])")),
+    (".", re.compile(rf"({_one_or_two_digits(_NOT_BEFORE_NUMERIC_DATE)})\.([0-9]{{1,2}})\.(?![0-9])")),
 )
 _YEAR_RE = re.compile(rf"({_LED_YEAR.format('0-9')}) ?년(?!간|도 ?[0-9]| ?동안| ?이내)")
 # 매월 10일, 익월 25일, 다음 달 15일, a bare 15일 — but 15일 간/이내/후 ... is a duration (a quantity).
@@ -135,11 +137,44 @@ _DURATION_AFTER_DAY = ("간", "이내", "안에", "안으로", "동안", "후", 
 _PER_DAY_RE = re.compile(r" ?[0-9]+ ?(?:회|번|건|차례)")
 _NIGHTS_BEFORE_RE = re.compile(r"[0-9]박 ?$")
 _WEEKDAY_CHARS = "월화수목금토일"
-_WEEKDAY_RE = re.compile(
-    rf"([{_WEEKDAY_CHARS}])요일"
-    rf"|\(([{_WEEKDAY_CHARS}])\)"
-    rf"|([{_WEEKDAY_CHARS}](?<![가-힣0-9][{_WEEKDAY_CHARS}])(?: ?[·/~\-] ?[{_WEEKDAY_CHARS}])+)(?:요일)?(?![가-힣])"
+_WEEKDAY_RES = (
+    ("요일", re.compile(rf"([{_WEEKDAY_CHARS}])요일")),
+    ("(", re.compile(rf"\(([{_WEEKDAY_CHARS}])\)")),
+    # a list or a range of days (월·수·금, 월~금)
+    (
+        None,
+        re.compile(
+            rf"([{_WEEKDAY_CHARS}](?<![가-힣0-9][{_WEEKDAY_CHARS}])(?: ?[·/~\-] ?[{_WEEKDAY_CHARS}])+)"
+            r"(?:요일)?(?![가-힣])"
+        ),
+    ),
 )
+_WEEKDAY_LIST = 2
+
+
+def _alternatives(text: str, alternatives: tuple[tuple[str | None, re.Pattern], ...]) -> Iterator[tuple[int, re.Match]]:
+    """The matches ``finditer`` of the patterns joined by ``|`` would give (the first alternative that matches
+    at the leftmost position, the search going on after it), each with its alternative's index. An alternative
+    is skipped where the text lacks the literal given with it, without which it cannot match.
+
+    Each pattern starts with a character class or a literal, which the regex engine skips ahead to; it cannot
+    do so for an alternation of groups, and tries that at every position of the text."""
+    patterns = [pattern for literal, pattern in alternatives if literal is None or literal in text]
+    indexes = [index for index, (literal, _) in enumerate(alternatives) if literal is None or literal in text]
+    upcoming = [pattern.search(text) for pattern in patterns]
+    while True:
+        best = None
+        for position, match in enumerate(upcoming):
+            if match is not None and (best is None or match.start() < upcoming[best].start()):
+                best = position
+        if best is None:
+            return
+        chosen = upcoming[best]
+        yield indexes[best], chosen
+        end = chosen.end()
+        for position, match in enumerate(upcoming):
+            if match is not None and match.start() < end:  # overlapped by the chosen match: look again after it
+                upcoming[position] = patterns[position].search(text, end)
 
 
 def _dates(text: str, taken: list[tuple[int, int]]) -> list[Value]:
@@ -149,23 +184,23 @@ def _dates(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         found.append(Value(DATE, value, (start, end), text[start:end]))
         taken.append((start, end))
 
-    for match in _FULL_DATE_RE.finditer(text):
-        if match.group(1):
+    for alternative, match in _alternatives(text, _FULL_DATE_RES):
+        if alternative == 0:
             year, month, day = match.group(1), match.group(2), match.group(3)
         else:
-            year, month, day = match.group(4), match.group(6), match.group(7)
+            year, month, day = match.group(1), match.group(3), match.group(4)
         if _valid_month_day(month, day):
             add(f"{int(year):04d}-{int(month):02d}-{int(day):02d}", *match.span())
-    for match in _MONTH_DAY_RE.finditer(text):
+    for _, match in _alternatives(text, _MONTH_DAY_RES):
         if _overlaps_any(match.span(), taken):
             continue
-        month, day = next((g1, g2) for g1, g2 in _pairs(match.groups()) if g1)
+        month, day = match.group(1), match.group(2)
         if _valid_month_day(month, day):
             add(f"{int(month):02d}-{int(day):02d}", *match.span())
-    for match in _YEAR_RE.finditer(text):
+    for match in _YEAR_RE.finditer(text) if "년" in text else ():
         if not _overlaps_any(match.span(), taken):
             add(f"year:{match.group(1)}", *match.span())
-    for match in _DAY_RE.finditer(text):
+    for match in _DAY_RE.finditer(text) if "일" in text else ():
         if _overlaps_any(match.span(), taken) or _is_duration_day(text, match):
             continue
         prefix = "next_month_day" if _after_next_month_word(text, match.start()) else "day"
@@ -177,19 +212,15 @@ def _dates(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         else:  # 10~12일: both ends
             add(f"{prefix}:{int(days[0])}", match.start(), match.end(1))
             add(f"{prefix}:{int(days[1])}", match.start(2), match.end())
-    for match in _WEEKDAY_RE.finditer(text):
+    for alternative, match in _alternatives(text, _WEEKDAY_RES):
         if _overlaps_any(match.span(), taken):
             continue
         # 월·수·금 is three days; 월~금 is its two ends (the days between are not written, so not stated)
-        letters = match.group(1) or match.group(2) or re.sub(r"[^월화수목금토일]", "", match.group(3))
+        letters = re.sub(r"[^월화수목금토일]", "", match.group(1)) if alternative == _WEEKDAY_LIST else match.group(1)
         for letter in letters:
             found.append(Value(DATE, f"weekday:{WEEKDAYS[letter]}", match.span(), match.group()))
         taken.append(match.span())
     return found
-
-
-def _pairs(groups: tuple) -> Iterable[tuple]:
-    return zip(groups[::2], groups[1::2], strict=True)
 
 
 def _valid_month_day(month: str, day: str) -> bool:
@@ -228,10 +259,10 @@ _PERIODS = "오전|오후|새벽|아침|낮|점심|저녁|밤"
 _NOT_OCLOCK = "(?!간|즌|리즈|스템|장|세|행|작|험|설|청|도)"
 # The period word before a time (오후 2시) is looked for behind the number (see _period_before).
 _HOUR_RE = re.compile(
-    rf"()({_one_or_two_digits('0-9.:')})(?: ?~ ?([0-9]{{1,2}}))? ?시{_NOT_OCLOCK}"
+    rf"({_one_or_two_digits('0-9.:')})(?: ?~ ?([0-9]{{1,2}}))? ?시{_NOT_OCLOCK}"
     r"(?: ?([0-9]{1,2}) ?분| ?(반))?"
 )
-_CLOCK_RE = re.compile(rf"()({_one_or_two_digits('0-9.:')}):([0-9]{{2}})(?![0-9:])")
+_CLOCK_RE = re.compile(rf"({_one_or_two_digits('0-9.:')}):([0-9]{{2}})(?![0-9:])")
 _PERIOD_WORDS = tuple(_PERIODS.split("|"))
 
 
@@ -263,22 +294,22 @@ def _clock(period: str | None, hour: int, minute: int, written_hour: str) -> tup
 
 def _times(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     found = []
-    for match in _CLOCK_RE.finditer(text):
+    for match in _CLOCK_RE.finditer(text) if ":" in text else ():
         period, start = _period_before(text, match.start())
         span = (start, match.end())
         if _overlaps_any(span, taken):
             continue
-        clock = _clock(period, int(match.group(2)), int(match.group(3)), match.group(2))
+        clock = _clock(period, int(match.group(1)), int(match.group(2)), match.group(1))
         if clock:
             found.append(Value(TIME, clock[0], span, text[start : span[1]], ambiguous_hour=clock[1]))
             taken.append(span)
-    for match in _HOUR_RE.finditer(text):
+    for match in _HOUR_RE.finditer(text) if "시" in text else ():
         period, start = _period_before(text, match.start())
         span = (start, match.end())
         if _overlaps_any(span, taken):
             continue
-        first, second = match.group(2), match.group(3)
-        minute = 30 if match.group(5) else int(match.group(4) or 0)
+        first, second = match.group(1), match.group(2)
+        minute = 30 if match.group(4) else int(match.group(3) or 0)
         hours = [first] + ([second] if second else [])
         last = len(hours) - 1
         clocks = [_clock(period, int(hour), minute if index == last else 0, hour) for index, hour in enumerate(hours)]
