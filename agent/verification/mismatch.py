@@ -98,6 +98,7 @@ _SENTENCE_ENDS = ("\n\n", ". ", ".\n")
 _WORD_CHAR_RE = re.compile(r"[A-Za-z0-9가-힣]")
 _NOT_SIGNIFICANT_RE = re.compile(r"[^1-9]+")
 _MEMO_SIZE = 4096
+_WORD_MEMO_SIZE = 16384
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +121,12 @@ class Swap:
     expected: Attached  # the evidence's value for that subject
 
 
-def _stems(words: Iterable[str]) -> tuple[str, ...]:
-    """Each word without its particle, keeping two characters at least ("가을" is not 가 + 을)."""
-    return tuple(next((v for v in reversed(strip_particle_variants(word)) if len(v) >= 2), word) for word in words)
+@lru_cache(maxsize=_WORD_MEMO_SIZE)  # words recur across drafts and evidence
+def _lettered_stem(word: str) -> str:
+    """The word without its particle, keeping two characters at least ("가을" is not 가 + 을); "" when the stem
+    holds no Hangul or Latin letter (a number, a code)."""
+    stem = next((variant for variant in reversed(strip_particle_variants(word)) if len(variant) >= 2), word)
+    return stem if _HAS_HANGUL.search(stem) or _HAS_LATIN.search(stem) else ""
 
 
 def _group_and_key(item: Quantity | Value) -> tuple[tuple, object, str]:
@@ -162,7 +166,7 @@ def attach(text: str, quantities: Iterable[Quantity], values: Iterable[Value]) -
         if last_break >= 0 and breaks[last_break] > cursor:  # a new clause: the subject before it is not this one's
             subject, segment_start = (), breaks[last_break]
         words = _WORD_RE.findall(blanked, segment_start, start)
-        stems = tuple(stem for stem in _stems(words) if _HAS_HANGUL.search(stem) or _HAS_LATIN.search(stem))
+        stems = tuple(stem for stem in map(_lettered_stem, words) if stem)
         if stems and (not subject or _subjects_of(stems)):
             subject = stems
         elif stems:  # attribute words only ("고등어캔 400g 단가 4,800원"): still the same subject
