@@ -15,7 +15,7 @@ from functools import cache
 from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings, has_whole_word
 from agent.verification.claims import ACTION_LABELS, find_action_claims
 from agent.verification.kinds import JUDGEABLE_KINDS, ViolationKind, kind_label
-from agent.verification.mismatch import Attached, attach, find_swaps
+from agent.verification.mismatch import Attached, attach, find_swaps, subjects_to_find
 from agent.verification.numbers import (
     Quantity,
     format_quantity,
@@ -29,7 +29,7 @@ from agent.verification.values import (
     display,
     is_supported,
     parse_values,
-    supported_in,
+    search_evidence,
     value_keys_among,
 )
 
@@ -149,12 +149,15 @@ def verify_draft(
     ]
     evidence_text = EvidenceText.of(evidence)
     supported_pairs = quantity_values_among(evidence, quantities)
-    value_support = _supported_values(values, evidence_text, question)
+    # The draft's values with their subjects; the subjects are looked for in the evidence in the same pass as the
+    # values' anchors.
+    drafted = attach(draft, quantities, values) if evidence_text.passages else ()
+    value_support, subject_starts = _supported_values(values, evidence_text, question, subjects_to_find(drafted))
 
     violations = [
         *_quantity_violations(quantities, supported_pairs),
         *_value_violations(values, value_support),
-        *_swap_violations(draft, quantities, values, value_support, evidence_text, supported_pairs),
+        *_swap_violations(drafted, values, value_support, evidence_text, supported_pairs, subject_starts),
         *(
             Violation(
                 kind=ViolationKind.BRAND_UNSUPPORTED,
@@ -239,19 +242,24 @@ def _quantity_violations(quantities: tuple[Quantity, ...], supported: set) -> li
     ]
 
 
-def _supported_values(values: tuple[Value, ...], evidence: EvidenceText, question: str) -> list[bool]:
+def _supported_values(
+    values: tuple[Value, ...], evidence: EvidenceText, question: str, subjects: set[str]
+) -> tuple[list[bool], dict[str, list[int]] | None]:
     """For each date, time, quantity and contact of the draft, whether the question or an evidence passage
-    states it."""
+    states it; and where ``subjects`` start in the evidence when the search for the values went over it."""
     if not values:
-        return []
+        return [], None
     question_keys = value_keys_among((question,)) if question else frozenset()
     answers = [is_supported(value, question_keys) for value in values]
     unanswered = [index for index, answer in enumerate(answers) if not answer]
-    if unanswered and evidence.passages:
-        found = supported_in([values[index] for index in unanswered], evidence.raw, lambda: evidence.folded)
-        for index, answer in zip(unanswered, found, strict=True):
-            answers[index] = answer
-    return answers
+    if not (unanswered and evidence.passages):
+        return answers, None
+    found, subject_starts = search_evidence(
+        [values[index] for index in unanswered], evidence.raw, lambda: evidence.folded, subjects
+    )
+    for index, answer in zip(unanswered, found, strict=True):
+        answers[index] = answer
+    return answers, subject_starts
 
 
 def _value_violations(values: tuple[Value, ...], supported: list[bool]) -> list[Violation]:
@@ -270,12 +278,12 @@ def _value_violations(values: tuple[Value, ...], supported: list[bool]) -> list[
 
 
 def _swap_violations(
-    draft: str,
-    quantities: tuple[Quantity, ...],
+    drafted: tuple[Attached, ...],
     values: tuple[Value, ...],
     value_support: list[bool],
     evidence: EvidenceText,
     supported_pairs: set,
+    subject_starts: dict[str, list[int]] | None,
 ) -> list[Violation]:
     """Values the evidence states, attached in the draft to a subject the evidence gives another value."""
     stated_quantities = {
@@ -298,7 +306,7 @@ def _swap_violations(
             reason=f"다른 대상의 값: {swap.subject} {swap.attached.shown} (근거: {swap.expected.shown})",
             suggestion=swap.expected.shown,
         )
-        for swap in find_swaps(attach(draft, quantities, values), evidence.raw, supported)
+        for swap in find_swaps(drafted, evidence.raw, supported, subject_starts)
     ]
 
 

@@ -12,7 +12,7 @@ them, and every such subject of the draft's stretch must agree.
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -216,18 +216,32 @@ def _has_subject(attached: Attached, subject: str) -> bool:
     return any(attached.subject[index : index + len(words)] == tuple(words) for index in range(len(attached.subject)))
 
 
-def _occurrences(text: str, subjects: Iterable[str]) -> dict[str, list[int]]:
-    """Where each subject starts in ``text``, as a word ("고등어캔" not inside "참고등어캔"), from one pass."""
-    automaton = ahocorasick.Automaton()
+def _occurrences(
+    text: str, subjects: Iterable[str], found: Mapping[str, list[int]] | None = None
+) -> dict[str, list[int]]:
+    """Where each subject starts in ``text``, as a word ("고등어캔" not inside "참고등어캔"): from ``found`` (every
+    start of each subject, from a pass over ``text`` made for more) or from one pass of its own."""
+    if found is None:
+        automaton = ahocorasick.Automaton()
+        for subject in subjects:
+            automaton.add_word(subject, subject)
+        automaton.make_automaton()
+        found = {}
+        for last, subject in automaton.iter(text):
+            found.setdefault(subject, []).append(last - len(subject) + 1)
+    occurrences: dict[str, list[int]] = {}
     for subject in subjects:
-        automaton.add_word(subject, subject)
-    automaton.make_automaton()
-    found: dict[str, list[int]] = {}
-    for last, subject in automaton.iter(text):
-        start = last - len(subject) + 1
-        if start == 0 or not _WORD_CHAR_RE.match(text[start - 1]):
-            found.setdefault(subject, []).append(start)
-    return found
+        if kept := [
+            start for start in found.get(subject, ()) if start == 0 or not _WORD_CHAR_RE.match(text[start - 1])
+        ]:
+            occurrences[subject] = kept
+    return occurrences
+
+
+def subjects_to_find(drafted: Iterable[Attached]) -> set[str]:
+    """Every subject ``find_swaps`` may look for in the evidence for these draft values (a superset: whether a
+    value is supported is known only after the evidence pass that finds the subjects too)."""
+    return {subject for attached in drafted if attached.subject for subject in _subjects_of(attached.subject)}
 
 
 def _signatures(attached: Attached) -> set[str]:
@@ -250,17 +264,25 @@ def _sentences_around(text: str, start: int, end: int) -> str:
     return text[left:right]
 
 
-def find_swaps(drafted: Iterable[Attached], evidence: str, supported: Callable[[Attached], bool]) -> list[Swap]:
+def find_swaps(
+    drafted: Iterable[Attached],
+    evidence: str,
+    supported: Callable[[Attached], bool],
+    subject_starts: Mapping[str, list[int]] | None = None,
+) -> list[Swap]:
     """Those of the draft's values (``attach``-ed) that are attached to a subject that ``evidence`` (the passages
     joined by line breaks) gives exactly one other value, while it gives the draft's value to another subject
-    (see the module)."""
+    (see the module). ``subject_starts``: where the ``subjects_to_find`` start in ``evidence``, when a pass over
+    it found them already."""
     candidates = []
     for attached in drafted:
         if attached.subject and supported(attached) and (subjects := _subjects_of(attached.subject)):
             candidates.append((attached, subjects))
     if not candidates:
         return []
-    occurrences = _occurrences(evidence, {subject for _, subjects in candidates for subject in subjects})
+    occurrences = _occurrences(
+        evidence, {subject for _, subjects in candidates for subject in subjects}, subject_starts
+    )
     swaps = []
     for attached, subjects in candidates:
         resolved: dict[str, Attached] = {}
