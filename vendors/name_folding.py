@@ -16,6 +16,7 @@ Folding, character by character with positions kept:
 text names an exact span of the original (what masking replaces, what a violation points at).
 """
 
+import contextlib
 import re
 import unicodedata
 from array import array
@@ -40,10 +41,8 @@ def _tail_of_lead() -> dict[str, str]:
     for index in range(_LEADS):
         lead = chr(_LEAD_BASE + index)
         letter = unicodedata.name(lead).removeprefix("HANGUL CHOSEONG ")
-        try:
+        with contextlib.suppress(KeyError):  # ㄸ ㅃ ㅉ are never finals
             tails[lead] = unicodedata.lookup(f"HANGUL JONGSEONG {letter}")
-        except KeyError:  # ㄸ ㅃ ㅉ are never finals
-            pass
     return tails
 
 
@@ -88,7 +87,7 @@ class FoldedText:
     """`text` folded for name matching. `folded[i]` came from `original[starts[i]:ends[i]]`; `gaps` holds the
     folded indexes that a separator (space, hyphen) preceded in the original."""
 
-    __slots__ = ("original", "folded", "starts", "ends", "gaps")
+    __slots__ = ("ends", "folded", "gaps", "original", "starts")
 
     def __init__(self, original: str):
         self.original = original
@@ -126,8 +125,7 @@ class FoldedText:
                 composed = None
                 if _is_lead(previous) and _is_vowel(folded):
                     composed = chr(
-                        _SYLLABLE_BASE
-                        + ((ord(previous) - _LEAD_BASE) * _VOWELS + ord(folded) - _VOWEL_BASE) * _TAILS
+                        _SYLLABLE_BASE + ((ord(previous) - _LEAD_BASE) * _VOWELS + ord(folded) - _VOWEL_BASE) * _TAILS
                     )
                 elif _is_open_syllable(previous) and _tail_index(folded) and not self._vowel_follows(index + 1):
                     composed = chr(ord(previous) + _tail_index(folded))

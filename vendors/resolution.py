@@ -4,7 +4,8 @@ Pure: no database, no settings. The callers (vendors.selectors / vendors.service
 the active vendors and pass the configured threshold and candidate limit.
 
 Rules, exactly:
-- Both sides are normalised (`normalize_name`): `가온 상사`, `가온-상사`, `ㄱㅏ온상사` and `가온\u200b상사` are `가온상사`.
+- Both sides are normalised (`normalize_name`): `가온 상사`, `가온-상사`, `ㄱㅏ온상사` and `가온\u200b상사` are
+  `가온상사`.
 - Jamo similarity of a room's name part P and a vendor name N is `fuzz.partial_ratio(nfd(P), nfd(N)) / 100`;
   a vendor's score is the best over its names.
 - With an ID (a leading `(digits)`): unknown ID -> blocked `unknown_id`; empty name part -> matched `empty_name`;

@@ -21,6 +21,7 @@ from agent.verification.engine import (
     verify_draft,
 )
 from agent.verification.numbers import Quantity, QuantityKind, parse_quantities
+from agent.verification.other_vendors import OtherVendors
 from agent.verification.sentences import Sentence, split_sentences
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "JudgeVerdict",
     "NameIndex",
     "NameMatch",
+    "OtherVendors",
     "Quantity",
     "QuantityKind",
     "Sentence",

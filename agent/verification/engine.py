@@ -23,6 +23,7 @@ from agent.verification.numbers import (
     parse_quantities,
     quantity_values_among,
 )
+from agent.verification.other_vendors import OTHER_VENDOR_VALUE, OtherVendors, find_other_vendor_violations
 from agent.verification.sentences import Sentence, split_sentences, text_without
 
 
@@ -33,6 +34,7 @@ class ViolationKind(StrEnum):
     BRAND_UNSUPPORTED = "brand_unsupported"
     BRAND_MISSPELT = "brand_misspelt"
     OTHER_VENDOR = "other_vendor"
+    OTHER_VENDOR_VALUE = OTHER_VENDOR_VALUE
     ACTION_CLAIM = "action_claim"
 
 
@@ -137,7 +139,7 @@ def verify_draft(
     evidence: Iterable[str],
     known_brands: NameIndex | Iterable[str],
     counterpart_names: NameIndex | Iterable[str],
-    other_vendor_names: NameIndex | Iterable[str],
+    other_vendor_names: OtherVendors | NameIndex | Iterable[str],
     confirmed_actions: Iterable[str],
     judge: Judge | None = None,
     settings: VerificationSettings = DEFAULT_SETTINGS,
@@ -149,20 +151,28 @@ def verify_draft(
     """
     evidence = tuple(evidence)
     brand_index = cached_name_index(known_brands)
-    vendor_index = cached_name_index(other_vendor_names)
     counterpart_index = cached_name_index(counterpart_names)
     confirmed = {str(action).strip().lower() for action in confirmed_actions}
 
     quantities = tuple(parse_quantities(draft))
     counterpart_spans = [(match.start, match.end) for match in counterpart_index.find(draft)]
+    # --- other vendors hook (agent/verification/other_vendors.py): names in every spelling, near misses, their
+    # brands, sentences about a masked vendor, figures stated only about one. Kinds other_vendor, other_vendor_value.
+    other_vendors = find_other_vendor_violations(
+        draft,
+        evidence=evidence,
+        quantities=quantities,
+        other_vendors=other_vendor_names,
+        counterpart_names=counterpart_index.names,
+        known_brands=brand_index.names,
+        quantity_label=format_quantity,
+    )
     brand_matches = [
-        match for match in brand_index.find(draft) if not _overlaps_any(match.start, match.end, counterpart_spans)
-    ]
-    vendor_matches = [
         match
-        for match in vendor_index.find(draft)
-        if match.text not in counterpart_index and not _overlaps_any(match.start, match.end, counterpart_spans)
+        for match in brand_index.find(draft)
+        if not _overlaps_any(match.start, match.end, counterpart_spans + other_vendors.name_spans)
     ]
+    # --- end of the other vendors hook
     evidence_text = EvidenceText.of(evidence)
 
     violations = [
@@ -183,19 +193,9 @@ def verify_draft(
             evidence_text,
             brand_index,
             settings,
-            taken=[(match.start, match.end) for match in (*brand_matches, *vendor_matches)] + counterpart_spans,
+            taken=[(match.start, match.end) for match in brand_matches] + other_vendors.name_spans + counterpart_spans,
         ),
-        *(
-            Violation(
-                kind=ViolationKind.OTHER_VENDOR,
-                value=match.text,
-                text=match.text,
-                span=(match.start, match.end),
-                reason=f"다른 벤더 이름: {match.text}",
-                suggestion=OTHER_VENDOR_PLACEHOLDER,
-            )
-            for match in vendor_matches
-        ),
+        *(Violation(**finding) for finding in other_vendors.violations),
         *(
             Violation(
                 kind=ViolationKind.ACTION_CLAIM,
