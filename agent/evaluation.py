@@ -74,7 +74,7 @@ class EvaluationReport:
             "cases": len(self.cases),
             "delivered_violations": sum(self._count(kind) for kind in value_kinds),
             "untrue_action_claims": self._count("action_claim"),
-            "other_vendor_leaks": self._count("other_vendor"),
+            "other_vendor_leaks": self._count("other_vendor") + self._count("other_vendor_value"),
             "wrong_answers": sum(c.verdict == "wrong" for c in judged),
             "answer_defects": sum(len(c.defects) for c in self.cases),
             "held_rate": _rate(sum(c.status == "held" for c in self.cases), len(self.cases)),

@@ -22,6 +22,7 @@ from agent.llm.focus import BOUND_WORDS, QuestionFocus, holds_value, question_fo
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
     NO_REWRITE,
+    OTHER_PRODUCT_MASK,
     OTHER_VENDOR_MASK,
     SYSTEM_CONFIRMATION_TAG,
     flagged_texts_in,
@@ -386,8 +387,12 @@ def _json_texts(value: object, key: str = "") -> list[str]:
 
 
 def _is_answer_material(sentence: str) -> bool:
-    # A sentence about another vendor answers nothing for this one, even with the name masked.
-    return len(sentence) >= _MIN_SENTENCE_CHARS and OTHER_VENDOR_MASK not in sentence
+    # A sentence about another vendor or its product answers nothing for this one, even with the name masked.
+    return (
+        len(sentence) >= _MIN_SENTENCE_CHARS
+        and OTHER_VENDOR_MASK not in sentence
+        and OTHER_PRODUCT_MASK not in sentence
+    )
 
 
 # --- follow-up rewriting (seed 001 5.2, deterministic) ---

@@ -10,7 +10,7 @@ from django import template
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from agent.verification import OTHER_VENDOR_PLACEHOLDER
+from agent.knowledge.masking import BRAND_MASK, MASK
 from conversations.models import Question, Room
 from delivery.models import SendJob
 
@@ -23,6 +23,7 @@ VIOLATION_KIND_LABELS = {
     "brand_unsupported": "근거 없는 브랜드",
     "brand_misspelt": "브랜드 오기",
     "other_vendor": "다른 벤더",
+    "other_vendor_value": "다른 벤더의 값",
     "action_claim": "확인 안 된 처리 완료",
     "asks_back": "되묻는 문장",
 }
@@ -34,6 +35,7 @@ _VIOLATION_GROUPS = {
     "brand_unsupported": "brand",
     "brand_misspelt": "brand",
     "other_vendor": "vendor",
+    "other_vendor_value": "vendor",
     "action_claim": "claim",
     "asks_back": "asks",
 }
@@ -110,9 +112,12 @@ def counts_text(counts: dict) -> str:
 
 @register.filter
 def masks_highlighted(text: str) -> SafeString:
-    """The text with every `[다른 벤더]` replacement marked, so staff see where another vendor was masked."""
-    marked = format_html('<mark class="masked" title="다른 벤더 이름을 가렸습니다">{}</mark>', OTHER_VENDOR_PLACEHOLDER)
-    return mark_safe(str(escape(text or "")).replace(OTHER_VENDOR_PLACEHOLDER, marked))  # escaped above
+    """The text with every `[다른 벤더]` / `[다른 벤더 상품]` replacement marked, so staff see where another vendor or
+    its brand was masked."""
+    escaped = str(escape(text or ""))
+    for mask, title in ((BRAND_MASK, "다른 벤더 상품의 브랜드를 가렸습니다"), (MASK, "다른 벤더 이름을 가렸습니다")):
+        escaped = escaped.replace(mask, str(format_html('<mark class="masked" title="{}">{}</mark>', title, mask)))
+    return mark_safe(escaped)  # escaped above
 
 
 def violation_span(text: str, violation: dict) -> tuple[int, int] | None:
