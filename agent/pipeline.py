@@ -380,7 +380,7 @@ def _research_query(query: str, violations) -> str:
     """Search again with the reasons attached: the flagged values and suggested brands narrow the search."""
     extra = []
     for violation in violations:
-        if violation.suggestion and violation.suggestion != "[다른 벤더]":
+        if violation.suggestion and violation.suggestion not in (prompts.OTHER_VENDOR_MASK, prompts.OTHER_PRODUCT_MASK):
             extra.append(violation.suggestion)
         elif violation.kind in ("amount", "percent", "percent_point", "brand_unsupported", "brand_misspelt"):
             extra.append(violation.text)

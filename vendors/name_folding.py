@@ -19,13 +19,16 @@ text names an exact span of the original (what masking replaces, what a violatio
 import contextlib
 import re
 import unicodedata
-from array import array
+from bisect import bisect_right
 from functools import lru_cache
 
 _HYPHENS = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 # Runs the fast path copies as they are (lower-cased): printable ASCII except the hyphen, and Hangul syllables.
 _PLAIN_RUN_RE = re.compile(r"[\x21-\x2c\x2e-\x7e\uac00-\ud7a3]+")
 _HANGUL_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
+# Texts with nothing but plain runs and spaces or hyphens take the fast path (most evidence).
+_SEPARATOR_RUN_RE = re.compile(r"[\s" + re.escape(_HYPHENS) + r"]+")
+_NOT_PLAIN_RE = re.compile(r"[^\x21-\x2c\x2e-\x7e\uac00-\ud7a3\s" + re.escape(_HYPHENS) + r"]")
 
 _SYLLABLE_BASE = 0xAC00
 _LEADS = 19
@@ -84,16 +87,26 @@ def is_separator(char: str) -> bool:
 
 
 class FoldedText:
-    """`text` folded for name matching. `folded[i]` came from `original[starts[i]:ends[i]]`; `gaps` holds the
-    folded indexes that a separator (space, hyphen) preceded in the original."""
+    """`text` folded for name matching, with `span` mapping folded positions back to the original; `gaps` holds
+    the folded indexes that a separator (space, hyphen) preceded in the original.
 
-    __slots__ = ("ends", "folded", "gaps", "original", "starts")
+    The mapping is kept per segment, not per character: a plain run (ASCII, Hangul syllables) maps one to one from
+    its start; any other character is a segment of its own, all of whose folded characters (`㈜` → `(주)`, a
+    syllable composed of three jamo) map to its whole original span. Evidence is long and almost all plain.
+    """
+
+    __slots__ = ("_segment_starts", "_segments", "folded", "gaps", "original")
 
     def __init__(self, original: str):
         self.original = original
         chunks: list[str] = []
-        starts, ends = array("l"), array("l")
-        gaps: set[int] = set()
+        self.gaps: set[int] = set()
+        # Parallel lists: folded start of each segment; (original start, original end or -1 for a one-to-one run).
+        self._segment_starts: list[int] = []
+        self._segments: list[tuple[int, int]] = []
+        if _NOT_PLAIN_RE.search(original) is None:
+            self._fold_plain(original)
+            return
         length = 0  # of the folded text so far
         index, size = 0, len(original)
         pending_gap = False
@@ -102,11 +115,11 @@ class FoldedText:
             if plain is not None:
                 run = plain.group()
                 if pending_gap and length:
-                    gaps.add(length)
+                    self.gaps.add(length)
                 pending_gap = False
                 chunks.append(run.lower())
-                starts.extend(range(index, index + len(run)))
-                ends.extend(range(index + 1, index + len(run) + 1))
+                self._segment_starts.append(length)
+                self._segments.append((index, -1))
                 length += len(run)
                 index += len(run)
                 continue
@@ -119,7 +132,7 @@ class FoldedText:
             if not folded:
                 index += 1
                 continue
-            # Jamo: compose with what came before (no separator in between) or with what follows.
+            # Jamo: compose with what came before (no separator in between).
             if len(folded) == 1 and length and not pending_gap:
                 previous = chunks[-1][-1]
                 composed = None
@@ -131,21 +144,41 @@ class FoldedText:
                     composed = chr(ord(previous) + _tail_index(folded))
                 if composed is not None:
                     chunks[-1] = chunks[-1][:-1] + composed
-                    ends[length - 1] = index + 1
+                    # The composed syllable becomes a segment of its own, ending after this jamo.
+                    previous_start = self.span(length - 1, length)[0]
+                    if self._segment_starts[-1] == length - 1:
+                        self._segments[-1] = (previous_start, index + 1)
+                    else:
+                        self._segment_starts.append(length - 1)
+                        self._segments.append((previous_start, index + 1))
                     index += 1
                     continue
             if pending_gap and length:
-                gaps.add(length)
+                self.gaps.add(length)
             pending_gap = False
             chunks.append(folded)
-            starts.extend([index] * len(folded))
-            ends.extend([index + 1] * len(folded))
+            self._segment_starts.append(length)
+            self._segments.append((index, index + 1))
             length += len(folded)
             index += 1
         self.folded = "".join(chunks)
-        self.starts = starts
-        self.ends = ends
-        self.gaps = gaps
+
+    def _fold_plain(self, original: str) -> None:
+        """Only plain runs between separators: each run is one segment."""
+        length = cursor = 0
+        for separator in _SEPARATOR_RUN_RE.finditer(original):
+            start, end = separator.span()
+            if start > cursor:
+                self._segment_starts.append(length)
+                self._segments.append((cursor, -1))
+                length += start - cursor
+            if length:
+                self.gaps.add(length)
+            cursor = end
+        if cursor < len(original):
+            self._segment_starts.append(length)
+            self._segments.append((cursor, -1))
+        self.folded = _SEPARATOR_RUN_RE.sub("", original).lower()
 
     def _vowel_follows(self, index: int) -> bool:
         """Whether the next character that shows something is a vowel jamo (then a consonant starts a syllable)."""
@@ -158,9 +191,18 @@ class FoldedText:
             index += 1
         return False
 
+    def _original(self, position: int) -> tuple[int, int]:
+        """The original span of the folded character at `position`."""
+        segment = bisect_right(self._segment_starts, position) - 1
+        start, end = self._segments[segment]
+        if end == -1:  # one to one
+            start += position - self._segment_starts[segment]
+            return start, start + 1
+        return start, end
+
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of folded characters `start`..`end` (end exclusive)."""
-        return self.starts[start], self.ends[end - 1]
+        return self._original(start)[0], self._original(end - 1)[1]
 
     def has_gap(self, start: int, end: int) -> bool:
         """Whether a separator stood between two of the folded characters `start`..`end`."""

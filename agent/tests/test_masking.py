@@ -291,3 +291,26 @@ def test_process_masker_masks_a_brand_only_other_vendors_carry_and_follows_produ
     ProductFactory(vendor=counterpart, brand=brand, name="고운들 절임배추 5kg", sku="DH-100", unit_price=18000)
 
     assert mask("고운들 절임배추 행사가", counterpart=counterpart) == ("고운들 절임배추 행사가", 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["", " ", "-", "\u200b", "  ", " - ", "\u2060"]), min_size=3, max_size=3))
+def test_a_name_with_any_spaces_hyphens_or_invisible_characters_between_its_characters_is_masked(separators):
+    """Property: `가온상사` with any mix of separators and invisible characters between its syllables is masked,
+    all its original characters with it."""
+    name = "가" + separators[0] + "온" + separators[1] + "상" + separators[2] + "사"
+    masker = VendorMasker([(1, "가온상사"), (3, "대한물산")])
+    assert masker.mask(f"보고서: {name}는 결품률이 높습니다", counterpart=DAEHAN) == (
+        f"보고서: {MASK}는 결품률이 높습니다",
+        1,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="가온ㄱㅏㄴ상사 -\u200bA㈜ｂ", max_size=20))
+def test_folded_positions_map_back_in_order_inside_the_original(text):
+    """Property: every folded character maps to a non-empty span of the original, in order."""
+    folded = FoldedText(text)
+    spans = [folded.span(index, index + 1) for index in range(len(folded.folded))]
+    assert all(0 <= start < end <= len(text) for start, end in spans)
+    assert spans == sorted(spans)

@@ -127,6 +127,7 @@ def test_check_draft_reads_the_fuzzy_brand_length_setting_at_call_time(settings)
         ('{"draft": "x", "known_brands": [1]}', '"known_brands"'),
         ('{"draft": "x", "counterpart": null}', '"counterpart"'),
         ('{"draft": "x", "brands": []}', "알 수 없는 항목: brands"),
+        ('{"draft": "x", "internal": "yes"}', '"internal"'),
     ],
 )
 def test_check_draft_bad_input_is_a_clear_command_error(stdin, message):
