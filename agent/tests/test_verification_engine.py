@@ -535,3 +535,17 @@ def test_another_vendors_brand_may_not_be_named():
     assert ("other_vendor", "고운들") in kinds_and_values(result)
     assert "brand_unsupported" not in {violation.kind for violation in result.violations}
     assert result.clean_text == ""
+
+
+def test_a_judge_may_not_clear_a_value_with_a_quote_about_a_masked_vendor():
+    """A lying judge quotes the masked vendor's clause, where the value is written as a bare number: not cleared."""
+    evidence = ["[다른 벤더]는 공급가 35000으로 납품합니다.", "모든 거래처의 공급가는 계약서를 따릅니다."]
+
+    def judge(violation, passages):
+        assert not any("35000" in passage for passage in passages)
+        return JudgeVerdict("supported", "[다른 벤더]는 공급가 35000으로 납품합니다.")
+
+    result = verify("공급가는 35,000원입니다.", evidence=evidence, judge=judge)
+
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert [ruling.detail for ruling in result.judge_rulings] == ["quote not found in the evidence"]

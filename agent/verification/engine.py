@@ -210,7 +210,8 @@ def verify_draft(
     ]
     rulings: tuple[JudgeRuling, ...] = ()
     if judge is not None:
-        rulings = _judge_violations(judge, violations, evidence, settings)
+        # The judge sees, and may quote, the evidence less what it states only about a masked vendor (hook).
+        rulings = _judge_violations(judge, violations, other_vendors.judge_evidence or evidence, settings)
         cleared = {id(ruling.violation) for ruling in rulings if ruling.cleared}
         violations = [violation for violation in violations if id(violation) not in cleared]
     violations.sort(key=lambda violation: (violation.span, violation.kind))

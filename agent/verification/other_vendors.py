@@ -184,6 +184,8 @@ def _deletion_keys(word: str) -> set[str]:
 class OtherVendorFindings:
     violations: list[dict] = field(default_factory=list)  # Violation fields
     name_spans: list[tuple[int, int]] = field(default_factory=list)  # names and brands flagged or kept
+    # The evidence with its clauses about a masked vendor blanked, when it has any: what a judge may quote.
+    judge_evidence: tuple[str, ...] = ()
 
 
 # A mask the evidence or a draft may hold. A model may respell it.
@@ -275,7 +277,11 @@ def find_other_vendor_violations(
         _near_misses(draft, folded, spotter, counterpart, evidence, known_brands, taken=findings.name_spans)
     )
     findings.violations.extend(_references(draft, taken=findings.name_spans))
-    findings.violations.extend(_masked_values(evidence, tuple(quantities), quantity_label))
+    clauses = [about_masked_clauses(passage) for passage in evidence]
+    if any(clauses):
+        outside = tuple(_blanked(passage, spans) for passage, spans in zip(evidence, clauses, strict=True))
+        findings.violations.extend(_masked_values(evidence, outside, tuple(quantities), quantity_label))
+        findings.judge_evidence = outside
     return findings
 
 
@@ -372,18 +378,14 @@ def _reference(match: re.Match, label: str) -> dict:
     }
 
 
-def _masked_values(evidence: tuple[str, ...], quantities: tuple[Quantity, ...], quantity_label) -> list[dict]:
-    """Draft values the evidence states only in clauses about a masked vendor or product."""
+def _masked_values(
+    evidence: tuple[str, ...], outside: tuple[str, ...], quantities: tuple[Quantity, ...], quantity_label
+) -> list[dict]:
+    """Draft values the evidence states, but not `outside` its clauses about a masked vendor or product."""
     if not quantities:
         return []
-    clauses = [about_masked_clauses(passage) for passage in evidence]
-    if not any(clauses):
-        return []
     stated = quantity_values_among(evidence, quantities)
-    outside = quantity_values_among(
-        [_blanked(passage, spans) if spans else passage for passage, spans in zip(evidence, clauses, strict=True)],
-        quantities,
-    )
+    supported = quantity_values_among(outside, quantities)
     return [
         {
             "kind": OTHER_VENDOR_VALUE,
@@ -394,5 +396,5 @@ def _masked_values(evidence: tuple[str, ...], quantities: tuple[Quantity, ...], 
             "suggestion": None,
         }
         for quantity in quantities
-        if (quantity.kind, quantity.value) in stated and (quantity.kind, quantity.value) not in outside
+        if (quantity.kind, quantity.value) in stated and (quantity.kind, quantity.value) not in supported
     ]
