@@ -549,3 +549,14 @@ def test_a_judge_may_not_clear_a_value_with_a_quote_about_a_masked_vendor():
 
     assert kinds_and_values(result) == [("amount", 35000)]
     assert [ruling.detail for ruling in result.judge_rulings] == ["quote not found in the evidence"]
+
+
+def test_a_known_brand_is_not_another_vendors_shorter_name_inside_it():
+    """The brand `한빛식품` holds the vendor alias `한빛`: not a mention; the alias as a word still is."""
+    result = verify(
+        "한빛식품 전 품목 15% 할인합니다. 한빛에서 납품합니다.",
+        brands=[*BRANDS, "한빛식품"],
+        evidence=["한빛식품 전 품목 15% 할인"],
+        other_vendors=["한빛유통", "한빛"],
+    )
+    assert kinds_and_values(result) == [("other_vendor", "한빛")]

@@ -35,6 +35,7 @@ MIN_NEAR_MISS_LENGTH = 3
 _CORPORATE_MARKS = ("(주)", "(유)", "주식회사", "유한회사")
 
 COUNTERPART = "counterpart"  # owner tag of the counterpart's own names in a spotter
+KNOWN_BRAND = "known_brand"  # owner tag of a brand that may be named
 
 
 def name_forms(name: str) -> set[str]:
@@ -90,22 +91,32 @@ class NameSpotter:
                 for form in name_forms(name):
                     owners.setdefault(form, set()).add(owner)
         self.pattern_count = len(owners)
-        self.patterns = frozenset(owners)
+        self._owners = {pattern: frozenset(tags) for pattern, tags in owners.items()}
+        self._patterns_by_owner: dict[Hashable, frozenset[str]] = {}
         self._automaton = ahocorasick.Automaton()
         for pattern, tags in owners.items():
             self._automaton.add_word(pattern, (len(pattern), frozenset(tags)))
         if owners:
             self._automaton.make_automaton()
 
-    def spots(self, folded: FoldedText) -> list[Spot]:
-        """Every occurrence of every name (overlapping ones too), by original span."""
+    def patterns_of(self, owner: Hashable) -> frozenset[str]:
+        """The folded patterns `owner` is among the owners of (worked out once per owner)."""
+        if owner not in self._patterns_by_owner:
+            self._patterns_by_owner[owner] = frozenset(p for p, tags in self._owners.items() if owner in tags)
+        return self._patterns_by_owner[owner]
+
+    def spots(self, folded: FoldedText, *, short_names_as_words: bool = False) -> list[Spot]:
+        """Every occurrence of every name (overlapping ones too), by original span. With `short_names_as_words`,
+        two-character names match only as words (particles may follow), written with a separator or not: the
+        final-text check does not flag the alias `한빛` inside `한빛나래`; masking, on the safe side, does."""
         if not self.pattern_count or not folded.folded:
             return []
         found = []
         for last, (length, tags) in self._automaton.iter(folded.folded):
             start, end = last - length + 1, last + 1
-            if folded.has_gap(start, end) and not (
-                _starts_word(folded, start) and (length > MIN_NAME_LENGTH or _ends_word(folded, end))
+            short = length <= MIN_NAME_LENGTH
+            if (folded.has_gap(start, end) or (short and short_names_as_words)) and not (
+                _starts_word(folded, start) and (not short or _ends_word(folded, end))
             ):
                 continue
             found.append(Spot(*folded.span(start, end), length, tags))
@@ -156,8 +167,16 @@ class OtherVendors:
 
 
 @lru_cache(maxsize=16)
-def _spotter(names: tuple[str, ...], brands: tuple[str, ...]) -> NameSpotter:
-    return NameSpotter([*((name, "vendor") for name in names), *((brand, "brand") for brand in brands)])
+def _spotter(names: tuple[str, ...], brands: tuple[str, ...], known_brands: tuple[str, ...]) -> NameSpotter:
+    """Other vendors' names and brands to flag, and every known brand, kept (and blocking shorter names inside
+    it) unless it is also one of those: the brand `한빛식품` is not the vendor alias `한빛`."""
+    return NameSpotter(
+        [
+            *((name, "vendor") for name in names),
+            *((brand, "brand") for brand in brands),
+            *((brand, KNOWN_BRAND) for brand in known_brands),
+        ]
+    )
 
 
 @lru_cache(maxsize=256)
@@ -183,7 +202,7 @@ def _deletion_keys(word: str) -> set[str]:
 @dataclass
 class OtherVendorFindings:
     violations: list[dict] = field(default_factory=list)  # Violation fields
-    name_spans: list[tuple[int, int]] = field(default_factory=list)  # names and brands flagged or kept
+    name_spans: list[tuple[int, int]] = field(default_factory=list)  # other vendors' and the counterpart's names
     # The evidence with its clauses about a masked vendor blanked, when it has any: what a judge may quote.
     judge_evidence: tuple[str, ...] = ()
 
@@ -255,9 +274,14 @@ def find_other_vendor_violations(
         return findings
     folded = FoldedText(draft)
     counterpart = tuple(counterpart_names)
-    spotter = _spotter(other_vendors.names, other_vendors.brands)
-    spots = [*spotter.spots(folded), *_counterpart_spotter(counterpart).spots(folded)]
-    for spot, kept in select_spots(spots, lambda spot: COUNTERPART in spot.owners):
+    spotter = _spotter(other_vendors.names, other_vendors.brands, tuple(known_brands))
+    spots = [
+        *spotter.spots(folded, short_names_as_words=True),
+        *_counterpart_spotter(counterpart).spots(folded, short_names_as_words=True),
+    ]
+    for spot, kept in select_spots(spots, lambda spot: COUNTERPART in spot.owners or spot.owners == {KNOWN_BRAND}):
+        if spot.owners == {KNOWN_BRAND}:
+            continue  # a brand that may be named: the brand checks' business
         findings.name_spans.append((spot.start, spot.end))
         if kept:
             continue
@@ -307,10 +331,10 @@ def _words(folded: FoldedText) -> list[tuple[int, int]]:
 def _near_misses(draft, folded, spotter, counterpart, evidence, known_brands, *, taken) -> list[dict]:
     """Words one syllable (or letter) off another vendor's name, closer to it than to any of the counterpart's
     names, and neither a known brand nor a word of the evidence."""
-    keys = _near_miss_keys(spotter.patterns)
+    vendor_patterns = spotter.patterns_of("vendor")
+    keys = _near_miss_keys(vendor_patterns)
     if not keys:
         return []
-    vendor_patterns = spotter.patterns
     counterpart_forms = {form for name in counterpart for form in name_forms(name)}
     brand_forms = {form for name in known_brands for form in name_forms(name)}
     evidence_folded = None
