@@ -22,7 +22,7 @@ from rapidfuzz.distance import Levenshtein
 from agent.verification.korean import is_hangul_syllable, is_latin_or_digit, is_particle, strip_particle_variants
 from agent.verification.numbers import Quantity, quantity_values_among
 from agent.verification.sentences import split_sentences
-from vendors.name_folding import FoldedText
+from vendors.name_folding import FoldedText, fold_name
 
 OTHER_VENDOR = "other_vendor"
 OTHER_VENDOR_VALUE = "other_vendor_value"
@@ -40,7 +40,7 @@ KNOWN_BRAND = "known_brand"  # owner tag of a brand that may be named
 
 def name_forms(name: str) -> set[str]:
     """The folded forms a name is matched by: as written and without corporate marks; shorter ones dropped."""
-    folded = FoldedText(name).folded
+    folded = fold_name(name)
     core = folded
     for mark in _CORPORATE_MARKS:
         core = core.replace(mark, "")
@@ -167,16 +167,21 @@ class OtherVendors:
 
 
 @lru_cache(maxsize=16)
-def _spotter(names: tuple[str, ...], brands: tuple[str, ...], known_brands: tuple[str, ...]) -> NameSpotter:
-    """Other vendors' names and brands to flag, and every known brand, kept (and blocking shorter names inside
-    it) unless it is also one of those: the brand `한빛식품` is not the vendor alias `한빛`."""
-    return NameSpotter(
-        [
-            *((name, "vendor") for name in names),
-            *((brand, "brand") for brand in brands),
-            *((brand, KNOWN_BRAND) for brand in known_brands),
-        ]
-    )
+def _spotter(names: tuple[str, ...], known_brands: tuple[str, ...]) -> NameSpotter:
+    """Every vendor's names, and every known brand, kept (and blocking shorter names inside it) unless it is also
+    flagged: the brand `한빛식품` is not the vendor alias `한빛`. The same for every counterpart (built once)."""
+    return NameSpotter([*((name, "vendor") for name in names), *((brand, KNOWN_BRAND) for brand in known_brands)])
+
+
+def other_vendor_check_prepare(other_vendors, known_brands: Iterable[str]) -> None:
+    """Build the shared automaton of a name set ahead of the first draft (a worker's start-up)."""
+    _spotter(OtherVendors.of(other_vendors).names, tuple(known_brands))
+
+
+@lru_cache(maxsize=256)
+def _brand_spotter(brands: tuple[str, ...]) -> NameSpotter:
+    """The brands only other vendors carry: a few per counterpart."""
+    return NameSpotter((brand, "brand") for brand in brands)
 
 
 @lru_cache(maxsize=256)
@@ -225,26 +230,27 @@ _ABOUT_VENDOR_RE = re.compile(re.escape(VENDOR_MASK) + r"(?=(?:은|는|이|가|�
 _PRODUCT_EXAMPLE_RE = re.compile(r"\s*(?:,|、|및|와|과|등|같은|처럼|이나|나|또는)")
 
 
-def about_masked_clauses(passage: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=4096)  # a question's rounds check their drafts against the same passages
+def about_masked_clauses(passage: str) -> tuple[tuple[int, int], ...]:
     """Spans of the clauses of `passage` about a masked vendor or product: from the mask to its sentence's end."""
     if VENDOR_MASK[:-1] not in passage:  # both masks start like this
-        return []
+        return ()
     starts = [match.start() for match in _ABOUT_VENDOR_RE.finditer(passage)]
     product = re.escape(PRODUCT_MASK)
     for match in re.finditer(product, passage):
         if not _PRODUCT_EXAMPLE_RE.match(passage, match.end()):
             starts.append(match.start())
     if not starts:
-        return []
+        return ()
     sentences = split_sentences(passage)
     spans = []
     for start in sorted(starts):
         end = next((sentence.end for sentence in sentences if sentence.start <= start < sentence.end), len(passage))
         spans.append((start, end))
-    return spans
+    return tuple(spans)
 
 
-def _blanked(passage: str, spans: list[tuple[int, int]]) -> str:
+def _blanked(passage: str, spans: tuple[tuple[int, int], ...]) -> str:
     parts, cursor = [], 0
     for start, end in spans:
         if start < cursor:
@@ -274,9 +280,10 @@ def find_other_vendor_violations(
         return findings
     folded = FoldedText(draft)
     counterpart = tuple(counterpart_names)
-    spotter = _spotter(other_vendors.names, other_vendors.brands, tuple(known_brands))
+    spotter = _spotter(other_vendors.names, tuple(known_brands))
     spots = [
         *spotter.spots(folded, short_names_as_words=True),
+        *_brand_spotter(other_vendors.brands).spots(folded, short_names_as_words=True),
         *_counterpart_spotter(counterpart).spots(folded, short_names_as_words=True),
     ]
     for spot, kept in select_spots(spots, lambda spot: COUNTERPART in spot.owners or spot.owners == {KNOWN_BRAND}):
@@ -297,9 +304,7 @@ def find_other_vendor_violations(
                 "suggestion": PRODUCT_MASK if is_brand else VENDOR_MASK,
             }
         )
-    findings.violations.extend(
-        _near_misses(draft, folded, spotter, counterpart, evidence, known_brands, taken=findings.name_spans)
-    )
+    findings.violations.extend(_near_misses(draft, folded, spotter, counterpart, evidence, taken=findings.name_spans))
     findings.violations.extend(_references(draft, taken=findings.name_spans))
     clauses = [about_masked_clauses(passage) for passage in evidence]
     if any(clauses):
@@ -328,7 +333,7 @@ def _words(folded: FoldedText) -> list[tuple[int, int]]:
     return words + pairs
 
 
-def _near_misses(draft, folded, spotter, counterpart, evidence, known_brands, *, taken) -> list[dict]:
+def _near_misses(draft, folded, spotter, counterpart, evidence, *, taken) -> list[dict]:
     """Words one syllable (or letter) off another vendor's name, closer to it than to any of the counterpart's
     names, and neither a known brand nor a word of the evidence."""
     vendor_patterns = spotter.patterns_of("vendor")
@@ -336,7 +341,7 @@ def _near_misses(draft, folded, spotter, counterpart, evidence, known_brands, *,
     if not keys:
         return []
     counterpart_forms = {form for name in counterpart for form in name_forms(name)}
-    brand_forms = {form for name in known_brands for form in name_forms(name)}
+    brand_forms = spotter.patterns_of(KNOWN_BRAND)
     evidence_folded = None
     found, flagged = [], []
     text = folded.folded
