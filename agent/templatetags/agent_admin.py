@@ -11,34 +11,12 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from agent.knowledge.masking import BRAND_MASK, MASK
+from agent.verification import GROUP_COLOURS, kind_group, kind_label
 from conversations.models import Question, Room
 from delivery.models import SendJob
 
 register = template.Library()
 
-VIOLATION_KIND_LABELS = {
-    "amount": "금액",
-    "percent": "비율",
-    "percent_point": "퍼센트포인트",
-    "brand_unsupported": "근거 없는 브랜드",
-    "brand_misspelt": "브랜드 오기",
-    "other_vendor": "다른 벤더",
-    "other_vendor_value": "다른 벤더의 값",
-    "action_claim": "확인 안 된 처리 완료",
-    "asks_back": "되묻는 문장",
-}
-# Kinds share a colour by what went wrong: numbers, brands, other vendors, claims, asking back.
-_VIOLATION_GROUPS = {
-    "amount": "number",
-    "percent": "number",
-    "percent_point": "number",
-    "brand_unsupported": "brand",
-    "brand_misspelt": "brand",
-    "other_vendor": "vendor",
-    "other_vendor_value": "vendor",
-    "action_claim": "claim",
-    "asks_back": "asks",
-}
 SOURCE_KIND_LABELS = {"record": "벤더 자료", "hub": "지식 허브", "faq": "FAQ"}
 # Question statuses in charts: label colours also used by the page styles.
 STATUS_COLOURS = {
@@ -57,12 +35,25 @@ _COUNT_LABELS = (("texts", "글"), ("photos", "사진"), ("files", "파일"))
 
 @register.filter
 def violation_kind_label(kind: str) -> str:
-    return VIOLATION_KIND_LABELS.get(kind, kind)
+    return kind_label(kind)
 
 
 @register.filter
 def violation_group(kind: str) -> str:
-    return _VIOLATION_GROUPS.get(kind, "other")
+    """Kinds share a colour by what went wrong (numbers, brands, other vendors ...): the group in the kinds table."""
+    return kind_group(kind)
+
+
+@register.simple_tag
+def violation_group_styles() -> SafeString:
+    """The highlight and chip colours of every violation group, from the kinds table (a new group needs no CSS)."""
+    rules = []
+    for group, (background, border) in GROUP_COLOURS.items():
+        rules.append(
+            f"  mark.violation-{group} {{ background: {background}; border-color: {border}; color: #000; }}\n"
+            f"  .kind-chip.violation-{group} {{ background: {background}; }}"
+        )
+    return mark_safe("\n".join(rules))  # built from the constant table of kinds, no user input
 
 
 @register.filter
