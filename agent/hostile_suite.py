@@ -255,7 +255,6 @@ GUARDED_ELSEWHERE = {
         "oracle: 누리상후 / 누리상샤 are one syllable from the counterpart too (누리상사 / 누리상회), "
         "equally close, so by rule not flagged; plant a spelling closer to the other vendor"
     ),
-    "handoff": "issue 11 §2: handoff removal",
 }
 
 
