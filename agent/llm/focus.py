@@ -128,6 +128,7 @@ _FILLER_WORDS = korean_text.word_set(
 )
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
+_PARTICLE_YO = ("는요", "은요", "도요", "이요")
 _ADNOMINAL_VERB_RE = re.compile(r"(할|될|낼|줄|쓸|릴|볼|갈|던|든|린|른|어온|나온|만들)$|^[가-힣]을$")
 # Words for a price: the aspect asked, never a subject (공급가 is not about 공급).
 _PRICE_WORDS = korean_text.word_set("공급가 납품가 판매가 소비자가 매입가 할인가 정가 원가 가격표")
@@ -162,7 +163,7 @@ class QuestionFocus:
     # written with a topic or object particle that no evidence statement holds (`멈추는` is a verb, not a noun).
     optional: tuple[str, ...] = ()
     marked: tuple[str, ...] = ()  # subject words written with 은/는/을/를
-    phrase: tuple[str, ...] = ()  # the question's words including verb forms (`틀리면`, `남아야`), for similarity
+    phrase: tuple[str, ...] = ()  # the question's words, verb forms included (`틀리면`, `남아야`), in order
     counter: tuple[str, ...] = ()  # "몇 명" → ("명",): a statement counting in that unit is the closer one
     asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
 
@@ -186,11 +187,12 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     optional: list[str] = []
     marked: list[str] = []
     phrase: list[str] = []
-    raw_words = korean_text.words(text)
+    # "재고는요?", "냉장은요?": the polite 요 after a particle ends a noun, not a verb.
+    raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in korean_text.words(text)]
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
-        if len(raw) >= 2 and raw not in _FILLER_WORDS and raw not in korean_text.QUESTION_WORDS:
+        if raw not in _FILLER_WORDS and raw not in korean_text.QUESTION_WORDS:
             phrase.append(raw)
         noun = _verbal_noun(raw)
         if noun is None:
@@ -224,7 +226,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_bound=asks_bound,
         optional=tuple(dict.fromkeys(optional)),
         marked=tuple(dict.fromkeys(marked)),
-        phrase=tuple(dict.fromkeys(phrase)),
+        phrase=tuple(phrase),
         counter=_COUNTER_VARIANTS.get(counter[1], ()) if counter else (),
         asks_deadline=aspect in _TIME_FAMILY and "까지" in text,
     )

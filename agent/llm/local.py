@@ -184,7 +184,11 @@ def answer_sentences(
     ]
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
-    question_bigrams = korean_text.char_bigrams(list(focus.words) + list(focus.phrase))
+    # Bigrams of the words and across them ("확정 후" is closer to "확정 후에는" than to "확정 전이라면").
+    joined = "".join(focus.phrase).lower()
+    question_bigrams = korean_text.char_bigrams(list(focus.words)) | {
+        joined[index : index + 2] for index in range(len(joined) - 1)
+    }
     best_by_text: dict[str, tuple] = {}
     for statement in statements:
         judged = _answer_score(statement, focus, question_bigrams, required)
@@ -200,11 +204,13 @@ def answer_sentences(
         return []
     scored.sort(key=lambda triple: (-triple[0], triple[2].position))
     best_score, best_share, best = scored[0]
-    # The vendor's own record wins over shared knowledge when it names the subject as fully and answers nearly as
-    # well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the subject).
+    # For a value, the vendor's own record wins over shared knowledge when it names the subject as fully and answers
+    # nearly as well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the
+    # subject). "What happens if …" is answered by a rule, never by a record that happens to share a word.
     own_record = next((triple for triple in scored if triple[2].source == "record"), None)
     if (
         own_record
+        and focus.accepted_values
         and best.source != "record"
         and own_record[1] >= best_share
         and own_record[0] >= best_score - _RECORD_MARGIN
@@ -238,9 +244,10 @@ _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
-_RECORD_MARGIN = 0.5
+_RECORD_MARGIN = 1.0
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
 _COUNTER_BONUS = 0.6
+_SYNONYM_WEIGHT = 0.85
 _DEADLINE_BONUS = 0.3
 
 
@@ -272,12 +279,15 @@ def _answer_score(
     matched, matched_required = 0, 0
     for word in focus.subject:
         variants = subject_variants(word)
+        # The word itself is closer than another word for the same subject (주문 rather than 발주).
+        weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
         if any(variant in own for variant in variants):
-            found, matched = found + _OWN_WORD, matched + 1
+            found, matched = found + weight * _OWN_WORD, matched + 1
         elif any(variant in context for variant in variants):
             # A record's heading names what the whole record is about; a section path or an FAQ question is
             # only near the sentence.
-            found, matched = found + (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD), matched + 1
+            found += weight * (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD)
+            matched += 1
         else:
             continue
         matched_required += word in required
