@@ -17,7 +17,7 @@ ones to use once merged).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.llm import korean_text
 
@@ -166,6 +166,8 @@ class QuestionFocus:
     phrase: tuple[str, ...] = ()  # the question's words, verb forms included (`틀리면`, `남아야`), in order
     counter: tuple[str, ...] = ()  # "몇 명" → ("명",): a statement counting in that unit is the closer one
     asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
+    aspect_cued: bool = False  # a cue decided the aspect (also "no value in particular": "…면요?")
+    relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -181,7 +183,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
-    aspect = next((aspect for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), None)
+    cued = next(((aspect,) for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), ())
+    aspect = cued[0] if cued else None
     words: list[str] = []
     subject: list[str] = []
     optional: list[str] = []
@@ -229,6 +232,26 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         phrase=tuple(phrase),
         counter=_COUNTER_VARIANTS.get(counter[1], ()) if counter else (),
         asks_deadline=aspect in _TIME_FAMILY and "까지" in text,
+        aspect_cued=bool(cued),
+        relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
+    )
+
+
+_RELATION_RE = re.compile(r"(?P<word>[가-힣]{2,})\s+(?P<relation>이전|이후|전|후)(?:에는|에|엔|는)?(?![가-힣])")
+
+
+def with_aspect_of(focus: QuestionFocus, earlier: QuestionFocus) -> QuestionFocus:
+    """A follow-up's focus asking what the earlier question asked when it says nothing of its own: "그럼 점포
+    재고는요?" after "… 몇 시간 안에 되나요?" asks for a duration too."""
+    if focus.aspect_cued or not earlier.aspect_cued:
+        return focus
+    return replace(
+        focus,
+        aspect=earlier.aspect,
+        asks_bound=focus.asks_bound or earlier.asks_bound,
+        counter=focus.counter or earlier.counter,
+        asks_deadline=earlier.asks_deadline,
+        aspect_cued=True,
     )
 
 

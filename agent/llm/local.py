@@ -11,20 +11,28 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 
 from agent.knowledge.passages import heading_only
 from agent.llm import korean_text
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
-from agent.llm.focus import BOUND_WORDS, QuestionFocus, holds_value, question_focus, subject_variants
+from agent.llm.focus import (
+    BOUND_WORDS,
+    QuestionFocus,
+    holds_value,
+    question_focus,
+    subject_variants,
+    with_aspect_of,
+)
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
     NO_REWRITE,
     OTHER_VENDOR_MASK,
     SYSTEM_CONFIRMATION_TAG,
     flagged_texts_in,
+    is_system_nudge,
     latest_question,
     question_text,
     rewrite_request_parse,
@@ -123,8 +131,17 @@ def compose_answer(messages: list[Mapping]) -> str:
     word for word, the best first; "" when no sentence does (the pipeline then gives the guidance answer)."""
     start = max(latest_question(messages)[0], 0)
     results = [str(message.get("content") or "") for message in messages[start:] if message.get("role") == "tool"]
-    asked = question_text(latest_question(messages)[1])
+    index, content = latest_question(messages)
+    asked = question_text(content)
     query = question_of(messages)
+    earlier = next(
+        (
+            str(message.get("content") or "")
+            for message in reversed(messages[: max(index, 0)])
+            if message.get("role") == "user" and not is_system_nudge(message)
+        ),
+        "",
+    )
     return "\n".join(
         answer_sentences(
             query,
@@ -132,6 +149,7 @@ def compose_answer(messages: list[Mapping]) -> str:
             excluded=flagged_texts_in(messages[start:]),
             counterpart_names=_counterpart_names(messages),
             follow_up=asked if asked and asked != query else "",
+            earlier=earlier,
         )
     )
 
@@ -168,13 +186,19 @@ def answer_sentences(
     excluded: set[str] = frozenset(),
     counterpart_names: tuple[str, ...] = (),
     follow_up: str = "",
+    earlier: str = "",
 ) -> list[str]:
     """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question`: each names the question's subject
     (in itself or in its context) and, when the question asks for a value, holds a value of that kind. The best
     comes first; a second one only when it stands next to it in the same evidence item. Statements holding a
     flagged text are left out. `follow_up`: the vendor's own words when `question` is their rewritten follow-up —
-    what they add ("그럼 점포 재고는요?") must be named, the topic carried over from earlier only ranks."""
+    what they add ("그럼 점포 재고는요?") must be named, the topic carried over from `earlier` (the question
+    before) only ranks, and without an aspect of its own it asks what the earlier question asked."""
     focus = question_focus(question, counterpart_names=counterpart_names)
+    if follow_up:
+        own_words = question_focus(follow_up, counterpart_names=counterpart_names)
+        if earlier and not own_words.aspect_cued:
+            focus = with_aspect_of(replace(focus, aspect=None, aspect_cued=False), question_focus(earlier))
     if not focus.words:
         return []
     statements = [
@@ -207,12 +231,11 @@ def answer_sentences(
     # For a value, the vendor's own record wins over shared knowledge when it names the subject as fully and answers
     # nearly as well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the
     # subject). "What happens if …" is answered by a rule, never by a record that happens to share a word.
-    own_record = next((triple for triple in scored if triple[2].source == "record"), None)
+    own_record = next((triple for triple in scored if triple[2].source == "record" and triple[1] >= best_share), None)
     if (
         own_record
-        and focus.accepted_values
+        and (focus.accepted_values or own_record[1] >= _FULL_SHARE)
         and best.source != "record"
-        and own_record[1] >= best_share
         and own_record[0] >= best_score - _RECORD_MARGIN
     ):
         best_score, _, best = own_record
@@ -245,9 +268,12 @@ _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
 _RECORD_MARGIN = 1.0
+_FULL_SHARE = 0.9
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
 _COUNTER_BONUS = 0.6
 _SYNONYM_WEIGHT = 0.85
+_RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
+_OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
 _DEADLINE_BONUS = 0.3
 
 
@@ -326,6 +352,11 @@ def _answer_score(
         score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
     if focus.counter and re.search(rf"\d\s*({'|'.join(map(re.escape, focus.counter))})", statement.text):
         score += _COUNTER_BONUS  # "몇 명" is answered by "10명", not by "10개"
+    for word, relation in focus.relations:
+        if f"{word}{relation}" in own:
+            score += _RELATION_BONUS
+        elif f"{word}{_OPPOSITE_RELATION[relation]}" in own:
+            score -= _RELATION_PENALTY  # "확정 후" is not answered by what holds "확정 전"
     if focus.asks_deadline and "까지" in statement.text:
         score += _DEADLINE_BONUS  # "언제까지" is answered by a deadline, not by a duration beside it
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), subject_share
