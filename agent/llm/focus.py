@@ -29,7 +29,8 @@ _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
     DATE: re.compile(
         rf"20\d\d-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}\s*월(\s*\d{{1,2}}\s*일)?|{_DAY}|[월화수목금토일]요일|"
-        r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일|전날|당일|속한 달|당월|전월"
+        r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일|전날|당일|속한 달|당월|전월|"
+        r"[월화수목금토일]\s*[·,/]\s*[월화수목금토일]|주\s*\d\s*회"
     ),
     TIME: re.compile(r"(오전|오후|새벽|저녁)\s*\d{1,2}\s*시|\d{1,2}\s*시(\s*\d{1,2}\s*분)?|\d{1,2}:\d{2}|당일|익일"),
     DURATION: re.compile(
@@ -112,7 +113,7 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 금액은 비용은 수량",
+    "방식 수단 금액은 비용은 수량",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -138,7 +139,9 @@ _ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 
 # a word that is only a verb form (`끊어야`, `다르면`) is no subject.
 _VERB_AFTER_NOUN = ("하려면", "해야", "하면요", "이면요", "되면요", "하면", "이면", "이라면", "되면", "돼야", "되나요",
                     "하나요", "해요", "돼요", "하는", "하고", "하며", "할", "한", "되는", "된")  # fmt: skip
-_VERB_FORM_RE = re.compile(r"(야|려면|으면|르면|다면|면|나요|까요|어요|아요|죠|지요|세요|는지|고요|가요|나)$")
+_VERB_FORM_RE = re.compile(
+    r"(야|려면|으면|르면|다면|면|나요|까요|어요|아요|죠|지요|세요|는지|고요|가요|나|혀|려|쳐|워)$"
+)
 _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라면 측면 표면 전면 이면")
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
 _ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가")
@@ -149,6 +152,7 @@ SUBJECT_SYNONYMS = (
     frozenset({"행사", "프로모션", "기획전", "특가"}),
     frozenset({"반품", "회수"}),
     frozenset({"발주", "주문"}),
+    frozenset({"납품", "공급"}),
     frozenset({"물류센터", "센터"}),
 )
 
@@ -160,9 +164,9 @@ class QuestionFocus:
     words: tuple[str, ...]  # every content word of the question (subject, aspect and action words)
     asks_bound: bool = False  # the question asks for a limit (최대, 최소, 한도 …)
     # Subject words a statement need not name: verb forms (`받을`), and — decided against the evidence — words
-    # written with a topic or object particle that no evidence statement holds (`멈추는` is a verb, not a noun).
+    # written with 는 that no evidence statement holds (`멈추는` is a verb, not a noun).
     optional: tuple[str, ...] = ()
-    marked: tuple[str, ...] = ()  # subject words written with 은/는/을/를
+    marked: tuple[str, ...] = ()  # subject words written with 는 (after a verb stem it makes an adnominal form)
     phrase: tuple[str, ...] = ()  # the question's words, verb forms included (`틀리면`, `남아야`), in order
     counter: tuple[str, ...] = ()  # "몇 명" → ("명",): a statement counting in that unit is the closer one
     asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
@@ -217,7 +221,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         subject.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
-        elif noun != word and noun.endswith(("은", "는", "을", "를")):
+        elif noun != word and noun.endswith("는") and len(word) >= 2:
             marked.append(stem)
     words = list(dict.fromkeys(words))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text

@@ -278,8 +278,8 @@ _DEADLINE_BONUS = 0.3
 
 
 def _required_words(focus: QuestionFocus, statements: list[Statement], own: QuestionFocus | None) -> tuple[str, ...]:
-    """The subject words a statement must name. Verb forms are never required; a word written with a topic or
-    object particle that no statement of the evidence holds is most likely a verb form too (`멈추는`). In a
+    """The subject words a statement must name. Verb forms are never required; a word written with 는 that no
+    statement of the evidence holds is most likely a verb form too (`멈추는`). In a
     follow-up, what the vendor's own words add is required and the topic carried over is not."""
     vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
     optional = set(focus.optional) | set(own.optional if own else ())
