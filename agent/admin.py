@@ -1,5 +1,4 @@
 # --- FAQ store ---
-from pathlib import Path
 
 from django import forms
 from django.contrib import admin, messages
@@ -20,11 +19,6 @@ from agent.knowledge.faq_services import (
     faq_entry_update,
 )
 from agent.knowledge.hub import (
-    KnowledgeHubError,
-    document_text_decode,
-    document_title,
-    hub_document_ingest,
-    hub_document_reingest,
     hub_workspace_save,
 )
 from agent.models import FaqEntry, FaqVersion, KnowledgeDocument, KnowledgeWorkspace
@@ -251,114 +245,5 @@ class KnowledgeWorkspaceAdmin(admin.ModelAdmin):
         return False  # its documents stay in the hub's files; disable the workspace instead
 
 
-class KnowledgeDocumentUploadForm(forms.ModelForm):
-    upload = forms.FileField(label="파일", help_text="UTF-8 또는 CP949 텍스트(.txt) · 마크다운(.md) 파일")
-
-    class Meta:
-        model = KnowledgeDocument
-        fields = ["workspace", "title", "source"]
-        help_texts = {"title": "비워 두면 파일의 첫 제목 줄을 씁니다."}
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["title"].required = False
-        self.fields["workspace"].queryset = KnowledgeWorkspace.objects.order_by("id")
-
-    def clean_upload(self):
-        upload = self.cleaned_data["upload"]
-        if Path(upload.name).suffix.lower() not in {".txt", ".md", ".markdown"}:
-            raise forms.ValidationError("텍스트(.txt) 또는 마크다운(.md) 파일만 올릴 수 있습니다.")
-        try:
-            self.text = document_text_decode(upload.read())
-        except KnowledgeHubError as error:
-            raise forms.ValidationError(str(error)) from error
-        if not self.text.strip():
-            raise forms.ValidationError("빈 파일입니다.")
-        return upload
-
-    def clean(self):
-        cleaned = super().clean()
-        if not cleaned.get("title") and cleaned.get("upload"):
-            cleaned["title"] = document_title(self.text, Path(cleaned["upload"].name).stem)
-            self.instance.title = cleaned["title"]
-        return cleaned
-
-
-class KnowledgeDocumentAdmin(admin.ModelAdmin):
-    list_display = [
-        "title",
-        "workspace",
-        "status",
-        "extractor",
-        "chunk_count",
-        "entity_count",
-        "relation_count",
-        "ingested_at",
-        "created_at",
-    ]
-    list_filter = ["status", "workspace", "extractor"]
-    search_fields = ["title", "source", "file_name"]
-    list_select_related = ["workspace"]
-    actions = ["reingest"]
-    readonly_fields = [
-        "workspace",
-        "title",
-        "source",
-        "file_name",
-        "status",
-        "extractor",
-        "error",
-        "chunk_count",
-        "entity_count",
-        "relation_count",
-        "ingested_at",
-        "created_at",
-        "sha256",
-        "content",
-    ]
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        if obj is None:
-            kwargs["form"] = KnowledgeDocumentUploadForm
-        return super().get_form(request, obj, change=change, **kwargs)
-
-    def get_fields(self, request, obj=None):
-        return ["workspace", "title", "source", "upload"] if obj is None else self.readonly_fields
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.readonly_fields if obj else []
-
-    def save_model(self, request, obj, form, change):
-        upload = form.cleaned_data["upload"]
-        document = hub_document_ingest(
-            workspace=form.cleaned_data["workspace"],
-            title=form.cleaned_data["title"],
-            content=form.text,
-            source=form.cleaned_data.get("source") or "",
-            file_name=Path(upload.name).name,
-            actor=request.user,
-        )
-        obj.pk = document.pk
-        obj.refresh_from_db()
-        if document.status == KnowledgeDocument.Status.FAILED:
-            messages.error(request, f"지식 허브 반영에 실패했습니다: {document.error}")
-
-    @admin.action(description="선택한 문서를 지식 허브에 다시 반영")
-    def reingest(self, request, queryset):
-        results = [hub_document_reingest(document=document, actor=request.user) for document in queryset]
-        failed = [document for document in results if document.status == KnowledgeDocument.Status.FAILED]
-        if len(failed) < len(results):
-            messages.success(request, f"{len(results) - len(failed)}건을 다시 반영했습니다.")
-        for document in failed:
-            messages.error(request, f"{document.title}: {document.error}")
-
-    def has_change_permission(self, request, obj=None):
-        return obj is None and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # the hub keeps what was ingested; nothing here removes it from LightRAG's files
-
-
 admin.site.register(KnowledgeWorkspace, KnowledgeWorkspaceAdmin)
-admin.site.register(KnowledgeDocument, KnowledgeDocumentAdmin)
-from agent import admin_questions, admin_training  # noqa: F401,E402
+from agent import admin_hub, admin_questions, admin_training  # noqa: F401,E402

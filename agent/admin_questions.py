@@ -9,39 +9,64 @@ its URL names stay `admin:conversations_question_*`. The attention and statistic
 """
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 import conversations.admin  # noqa: F401  (the plain Question admin must be registered before it is replaced)
 from agent.answer_sources import sentence_sources
-from agent.models import AnswerReview, AnswerRun
+from agent.knowledge.faq_services import FaqError
+from agent.models import AnswerReview, AnswerRun, AttentionItem
 from agent.selectors import (
+    ATTENTION_REASONS,
     ATTENTION_STATUSES,
     DAILY_STATUSES,
+    AttentionFilters,
     answer_run_awaiting_approval,
+    attention_queue,
+    attention_vendors,
     question_audit,
     questions_annotated,
-    questions_needing_attention,
     statistics_daily,
-    statistics_failed_questions,
     statistics_frequent_questions,
     statistics_latency_percentiles,
     statistics_source_split,
+    statistics_unanswered_questions,
     statistics_violations_by_kind,
 )
-from agent.services import QuestionNotActionable, answer_approve, answer_mark_wrong, staff_text_verify
+from agent.services import (
+    UNCHANGED,
+    QuestionNotActionable,
+    answer_approve,
+    answer_correct,
+    answer_mark_wrong,
+    attention_update,
+    question_reanswer,
+    staff_answer_latest,
+    staff_answer_save_as_faq,
+    staff_text_verify,
+)
+from agent.verification.sentences import split_sentences
 from config.admin import ReadOnlyAdmin
-from conversations.models import Question
+from conversations.models import Question, Room
+from conversations.selectors import question_reason_label
 from delivery.models import SendJob
 from delivery.services import SendJobError
+from monitoring.business_hours import business_seconds_between
+from vendors.models import Vendor
+from vendors.resolution import REASON_LABELS
+from vendors.services import RoomAssignmentInvalid, room_vendor_assign
 
 STATISTICS_DAYS = 14
 ATTENTION_PAGE_SIZE = 50
@@ -70,6 +95,24 @@ class ApproveForm(forms.Form):
 
 class MarkWrongForm(forms.Form):
     reason = forms.CharField(label="오답 사유", widget=forms.Textarea(attrs={"rows": 2, "cols": 100}))
+
+
+class CorrectForm(ApproveForm):
+    """A correction sent after the answer: the same fields as an approval, its own prefix on the page."""
+
+    prefix = "correct"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["text"].label = "정정 답변"
+        self.fields["text"].help_text = "방에 새 메시지로 보냅니다. 보내기 전에 근거로 검증합니다."
+
+
+class SaveFaqForm(forms.Form):
+    prefix = "faq"
+    question = forms.CharField(label="FAQ 질문", widget=forms.Textarea(attrs={"rows": 2, "cols": 100}))
+    answer = forms.CharField(label="FAQ 답변", widget=forms.Textarea(attrs={"rows": 5, "cols": 100}))
+    category = forms.CharField(label="분류", max_length=100, required=False)
 
 
 # --- list filters ------------------------------------------------------------------------------------------
@@ -174,6 +217,21 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
                 self.admin_site.admin_view(self.mark_wrong_view),
                 name="{}_{}_mark_wrong".format(*info),
             ),
+            path(
+                "<path:object_id>/correct/",
+                self.admin_site.admin_view(self.correct_view),
+                name="{}_{}_correct".format(*info),
+            ),
+            path(
+                "<path:object_id>/save-as-faq/",
+                self.admin_site.admin_view(self.save_as_faq_view),
+                name="{}_{}_save_as_faq".format(*info),
+            ),
+            path(
+                "<path:object_id>/reanswer/",
+                self.admin_site.admin_view(self.reanswer_view),
+                name="{}_{}_reanswer".format(*info),
+            ),
             *super().get_urls(),
         ]
 
@@ -230,6 +288,64 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
         self.message_user(request, "오답으로 표시했습니다. 주의 필요 목록과 평가 세트에 남습니다.", messages.SUCCESS)
         return redirect(self._change_url(question))
 
+    @method_decorator(require_POST)
+    def correct_view(self, request, object_id):
+        question = self._question_for_action(request, object_id)
+        form = CorrectForm(request.POST)
+        if not form.is_valid():
+            return self._render_audit(request, question, correct_form=form)
+        text, reason = form.cleaned_data["text"], form.cleaned_data["override_reason"]
+        try:
+            review = answer_correct(question=question, actor=request.user, text=text, override_reason=reason)
+        except QuestionNotActionable as error:
+            run = question.runs.order_by("-attempt").first()
+            remaining = staff_text_verify(question=question, run=run, text=text) if run else []
+            self.message_user(request, str(error), messages.ERROR)
+            return self._render_audit(request, question, correct_form=form, correct_violations=remaining)
+        except SendJobError as error:
+            self.message_user(request, f"발송 작업을 만들지 못했습니다: {error}", messages.ERROR)
+            return self._render_audit(request, question, correct_form=form)
+        note = "정정 답변 발송을 요청했습니다."
+        if review.violations:
+            note = f"검증 위반 {len(review.violations)}건을 무시하고 정정 답변 발송을 요청했습니다 (사유 기록)."
+        self.message_user(request, note, messages.WARNING if review.violations else messages.SUCCESS)
+        return redirect(self._change_url(question))
+
+    @method_decorator(require_POST)
+    def save_as_faq_view(self, request, object_id):
+        question = self._question_for_action(request, object_id)
+        if not request.user.has_perm("agent.add_faqentry"):
+            raise PermissionDenied
+        form = SaveFaqForm(request.POST)
+        if not form.is_valid():
+            return self._render_audit(request, question, save_faq_form=form)
+        data = form.cleaned_data
+        try:
+            entry = staff_answer_save_as_faq(
+                question=question,
+                actor=request.user,
+                faq_question=data["question"],
+                answer=data["answer"],
+                category=data["category"],
+            )
+        except FaqError as error:
+            form.add_error(None, str(error))
+            return self._render_audit(request, question, save_faq_form=form)
+        url = reverse("admin:agent_faqentry_change", args=[entry.pk])
+        self.message_user(request, format_html('FAQ <a href="{}">#{}</a>로 저장했습니다.', url, entry.pk))
+        return redirect(self._change_url(question))
+
+    @method_decorator(require_POST)
+    def reanswer_view(self, request, object_id):
+        question = self._question_for_action(request, object_id)
+        try:
+            question_reanswer(question=question, actor=request.user)
+        except QuestionNotActionable as error:
+            self.message_user(request, str(error), messages.ERROR)
+        else:
+            self.message_user(request, "다시 답변하도록 에이전트에 넘겼습니다.", messages.SUCCESS)
+        return redirect(self._change_url(question))
+
     def _question_or_none(self, request, object_id) -> Question | None:
         try:
             return self.get_queryset(request).filter(pk=unquote(object_id)).first()
@@ -247,12 +363,29 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
     def _change_url(self, question) -> str:
         return reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[question.pk])
 
-    def _render_audit(self, request, question, *, approve_form=None, approve_violations=None, mark_wrong_form=None):
+    def _render_audit(
+        self,
+        request,
+        question,
+        *,
+        approve_form=None,
+        approve_violations=None,
+        mark_wrong_form=None,
+        correct_form=None,
+        correct_violations=None,
+        save_faq_form=None,
+    ):
         run_id = request.GET.get("run")
         audit = question_audit(question=question, run_id=int(run_id) if run_id and run_id.isdigit() else None)
         approvable = audit.approvable_run
         if approve_form is None and approvable is not None:
             approve_form = ApproveForm(initial={"text": approval_draft(approvable, audit.rounds)})
+        latest = audit.runs[0] if audit.runs else None
+        if correct_form is None and latest is not None and latest.send_job_id:
+            correct_form = CorrectForm(initial={"text": latest.final_text})
+        staff_answer = staff_answer_latest(question)
+        if save_faq_form is None and staff_answer is not None and request.user.has_perm("agent.add_faqentry"):
+            save_faq_form = SaveFaqForm(initial={"question": question.text, "answer": staff_answer.text})
         rounds = audit.rounds
         context = {
             **self.admin_site.each_context(request),
@@ -270,6 +403,17 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
             "approve_text": approve_form["text"].value() if approve_form is not None else "",
             "approve_violations": approve_violations or [],
             "mark_wrong_form": mark_wrong_form or MarkWrongForm(),
+            "evidence_inserts": evidence_inserts(audit.evidence),
+            "correct_form": correct_form,
+            "correct_text": correct_form["text"].value() if correct_form is not None else "",
+            "correct_violations": correct_violations or [],
+            "save_faq_form": save_faq_form,
+            "reason_label": question_reason_label(question.outcome_reason),
+            "room_assign_url": (
+                reverse("agent_admin:room_assign", args=[question.room_id]) + f"?question={question.pk}"
+                if question.status == Question.Status.BLOCKED
+                else ""
+            ),
             # Which evidence item each sentence of the delivered answer came from (derived from the stored run).
             "sentence_sources": (
                 sentence_sources(audit.run.final_text, audit.evidence) if audit.run and audit.run.final_text else []
@@ -283,14 +427,44 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
 
 
 def approval_draft(run: AnswerRun, rounds) -> str:
-    """What the approve form starts with: the run's final text, else the last round's safe text, else its draft
-    (a held answer has nothing safe left; staff edit the draft itself)."""
+    """What the approve form starts with: the run's final text, else the last round's safe text. A held answer has
+    nothing safe left: the form starts empty and offers the evidence sentences to insert (`evidence_inserts`),
+    never the draft that failed verification."""
     if run.final_text:
         return run.final_text
     last = rounds[-1] if rounds else None
-    if last is None:
-        return ""
-    return last.clean_text or last.draft
+    return last.clean_text if last is not None else ""
+
+
+FAQ_ANSWER_PREFIX = "답변:"
+EVIDENCE_INSERT_LIMIT = 60
+
+
+def evidence_inserts(evidence) -> list[dict]:
+    """What staff may insert into an answer they write, per evidence item: its sentences, and for an FAQ the whole
+    answer. `{"title", "source_kind", "faq_answer", "sentences"}`, in the order the model saw them, each sentence
+    once, at most `EVIDENCE_INSERT_LIMIT` sentences in all."""
+    items, seen = [], set()
+    for item in evidence:
+        text, faq_answer = item.text, ""
+        if item.source_kind == "faq" and FAQ_ANSWER_PREFIX in text:
+            faq_answer = text.split(FAQ_ANSWER_PREFIX, 1)[1].strip()
+            text = faq_answer
+        sentences = []
+        for sentence in split_sentences(text):
+            if sentence.text not in seen and len(seen) < EVIDENCE_INSERT_LIMIT:
+                seen.add(sentence.text)
+                sentences.append(sentence.text)
+        if sentences or faq_answer:
+            items.append(
+                {
+                    "title": item.title or item.reference,
+                    "source_kind": item.source_kind,
+                    "faq_answer": faq_answer,
+                    "sentences": sentences,
+                }
+            )
+    return items
 
 
 def delivery_badge(state: str | None) -> str:
@@ -320,7 +494,8 @@ def attention_reasons(question) -> list[str]:
     reasons = []
     if question.status in ATTENTION_STATUSES:
         reason = Question.Status(question.status).label
-        reasons.append(f"{reason}: {question.outcome_reason}" if question.outcome_reason else reason)
+        detail = question_reason_label(question.outcome_reason)
+        reasons.append(f"{reason}: {detail}" if detail else reason)
     if question.awaiting_review:
         reasons.append("승인 대기 (검토 후 발송 벤더)")
     if question.marked_wrong:
@@ -328,36 +503,200 @@ def attention_reasons(question) -> list[str]:
     return reasons
 
 
+def duration_text(seconds: float) -> str:
+    """`1일 2시간`, `3시간 5분`, `12분` (days of 24 hours)."""
+    minutes = int(seconds // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days}일 {hours}시간"
+    if hours:
+        return f"{hours}시간 {minutes}분"
+    return f"{minutes}분"
+
+
+def attention_age(question, now) -> dict:
+    """Age since accepted in business time against the SLA, and on the clock."""
+    sla = settings.ATTENTION_SLA_BUSINESS_MINUTES * 60
+    business = business_seconds_between(question.created_at, now)
+    return {
+        "business": duration_text(business),
+        "clock": duration_text((now - question.created_at).total_seconds()),
+        "over_sla": business > sla,
+    }
+
+
 def _require_question_view(request) -> None:
     if not request.user.has_perm("conversations.view_question"):
         raise PermissionDenied
 
 
+ATTENTION_AGES = [(1, "1시간 이상"), (4, "4시간 이상"), (24, "1일 이상"), (72, "3일 이상")]
+ATTENTION_BULK_ACTIONS = {
+    "take": "나에게 배정",
+    "assign": "선택한 담당자에게 배정",
+    "release": "담당자 해제",
+    "done": "완료 처리",
+    "reopen": "다시 열기",
+}
+
+
+def attention_filters(params) -> AttentionFilters:
+    age = params.get("age", "")
+    return AttentionFilters(
+        state=params.get("state", AttentionItem.State.OPEN),
+        owner=params.get("owner", ""),
+        vendor=params.get("vendor", ""),
+        reason=params.get("reason", "") if params.get("reason", "") in ATTENTION_REASONS else "",
+        age_hours=int(age) if age.isdigit() else None,
+        over_sla=params.get("sla") == "over",
+    )
+
+
+def _staff_users():
+    return get_user_model().objects.filter(is_staff=True, is_active=True).order_by("username")
+
+
 def attention_view(request):
     _require_question_view(request)
-    only_open = request.GET.get("open") == "1"
-    queryset = questions_needing_attention()
-    if only_open:
-        queryset = queryset.filter(latest_review_action__isnull=True)
-    page = Paginator(queryset, ATTENTION_PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = [
-        {
-            "question": question,
-            "reasons": attention_reasons(question),
-            "review": AnswerReview.Action(question.latest_review_action).label if question.latest_review_action else "",
-            "delivery": delivery_badge(question.send_state),
-        }
-        for question in page.object_list
-    ]
+    filters = attention_filters(request.GET)
+    now = timezone.now()
+    page = Paginator(attention_queue(filters, user=request.user, now=now), ATTENTION_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    rows = []
+    for question in page.object_list:
+        item = getattr(question, "attention", None)
+        rows.append(
+            {
+                "question": question,
+                "reasons": attention_reasons(question),
+                "review": AnswerReview.Action(question.latest_review_action).label
+                if question.latest_review_action
+                else "",
+                "delivery": delivery_badge(question.send_state),
+                "owner": item.owner if item else None,
+                "state": item.get_state_display() if item else AttentionItem.State.OPEN.label,
+                "age": attention_age(question, now),
+                "room_assign_url": (
+                    reverse("agent_admin:room_assign", args=[question.room_id]) + f"?question={question.pk}"
+                    if question.status == Question.Status.BLOCKED
+                    else ""
+                ),
+            }
+        )
+    query = request.GET.copy()
+    query.pop("page", None)
     context = {
         **admin.site.each_context(request),
         "opts": Question._meta,
         "title": "주의가 필요한 질문",
         "rows": rows,
         "page": page,
-        "only_open": only_open,
+        "filters": filters,
+        "query": query.urlencode(),
+        "states": [(AttentionItem.State.OPEN, "처리 전"), (AttentionItem.State.DONE, "완료"), ("", "전체")],
+        "reasons": list(ATTENTION_REASONS.items()),
+        "ages": ATTENTION_AGES,
+        "vendors": attention_vendors(),
+        "staff_users": list(_staff_users()),
+        "bulk_actions": list(ATTENTION_BULK_ACTIONS.items()),
+        "sla_minutes": settings.ATTENTION_SLA_BUSINESS_MINUTES,
+        "can_act": request.user.has_perm(STAFF_ACTION_PERMISSION),
     }
     return TemplateResponse(request, "admin/agent/question/attention.html", context)
+
+
+@require_POST
+def attention_bulk_view(request):
+    """Bulk actions of the work queue: take, assign, release, done, reopen the selected questions."""
+    if not request.user.has_perm(STAFF_ACTION_PERMISSION):
+        raise PermissionDenied
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = ""
+    back = back or reverse("agent_admin:attention")
+    action = request.POST.get("bulk_action", "")
+    ids = [int(pk) for pk in request.POST.getlist("question") if pk.isdigit()]
+    if action not in ATTENTION_BULK_ACTIONS or not ids:
+        messages.error(request, "질문과 조치를 고르세요.")
+        return redirect(back)
+    changes = {
+        "take": {"owner": request.user},
+        "release": {"owner": None},
+        "done": {"state": AttentionItem.State.DONE},
+        "reopen": {"state": AttentionItem.State.OPEN},
+    }
+    if action == "assign":
+        owner = _staff_users().filter(pk=request.POST.get("owner_id") or 0).first()
+        if owner is None:
+            messages.error(request, "배정할 담당자를 고르세요.")
+            return redirect(back)
+        changes["assign"] = {"owner": owner}
+    change = {"owner": UNCHANGED, **changes[action]}
+    changed = attention_update(question_ids=ids, actor=request.user, **change)
+    messages.success(request, f"{ATTENTION_BULK_ACTIONS[action]}: 질문 {changed}건을 바꿨습니다.")
+    return redirect(back)
+
+
+def room_assign_view(request, room_id):
+    """Assign a blocked or unresolved room to a vendor (its resolution candidates with their scores as buttons, or
+    any vendor by code) and have the room's blocked questions answered again."""
+    if not request.user.has_perm("conversations.change_room"):
+        raise PermissionDenied
+    room = get_object_or_404(Room.objects.select_related("vendor"), pk=room_id)
+    blocked = list(room.questions.filter(status=Question.Status.BLOCKED).order_by("-created_at", "-pk")[:50])
+    if request.method == "POST":
+        # A candidate's button sends its `vendor_code`; the typed code's button (the form's first, so Enter in the
+        # field presses it) sends `use_typed`.
+        field = "vendor_code_typed" if request.POST.get("use_typed") else "vendor_code"
+        code = request.POST.get(field, "").strip()
+        vendor = Vendor.objects.filter(code=code, is_active=True).first()
+        if vendor is None:
+            messages.error(request, "그 코드의 사용 중인 벤더가 없습니다.")
+            return redirect(request.get_full_path())
+        try:
+            room = room_vendor_assign(room=room, vendor=vendor, actor=request.user)
+        except RoomAssignmentInvalid as error:
+            messages.error(request, str(error))
+            return redirect(request.get_full_path())
+        messages.success(request, f"방 '{room.name}'을(를) ({vendor.code}) {vendor.name}에 지정했습니다.")
+        chosen = {int(pk) for pk in request.POST.getlist("reanswer") if pk.isdigit()}
+        reanswered = 0
+        if chosen and request.user.has_perm(STAFF_ACTION_PERMISSION):
+            for question in blocked:
+                if question.pk in chosen:
+                    try:
+                        question_reanswer(question=question, actor=request.user)
+                    except QuestionNotActionable as error:
+                        messages.error(request, f"질문 #{question.pk}: {error}")
+                    else:
+                        reanswered += 1
+        if reanswered:
+            messages.success(request, f"차단된 질문 {reanswered}건을 다시 답변하도록 넘겼습니다.")
+        question_id = request.GET.get("question", "")
+        if question_id.isdigit():
+            return redirect("admin:conversations_question_change", int(question_id))
+        return redirect("agent_admin:attention")
+    wanted = request.GET.get("question", "")
+    context = {
+        **admin.site.each_context(request),
+        "opts": Room._meta,
+        "title": f"방 벤더 지정: {room.name}",
+        "room": room,
+        "reason": REASON_LABELS.get(room.resolution_reason, room.resolution_reason),
+        "candidates": [{**c, "score_text": f"{c['score']:.0%}"} for c in room.resolution_candidates],
+        "blocked": [
+            {
+                "question": q,
+                "reason": question_reason_label(q.outcome_reason),
+                "checked": not wanted or str(q.pk) == wanted,
+            }
+            for q in blocked
+        ],
+        "can_reanswer": request.user.has_perm(STAFF_ACTION_PERMISSION),
+    }
+    return TemplateResponse(request, "admin/agent/question/room_assign.html", context)
 
 
 def statistics_view(request):
@@ -375,15 +714,22 @@ def statistics_view(request):
         "statuses": statuses,
         "violations": statistics_violations_by_kind(days=days),
         "frequent": statistics_frequent_questions(days=days),
-        "failed": statistics_failed_questions(),
+        "unanswered": [_with_reason_label(question) for question in statistics_unanswered_questions()],
         "sources": statistics_source_split(days=days),
         "latency": statistics_latency_percentiles(days=days),
     }
     return TemplateResponse(request, "admin/agent/statistics.html", context)
 
 
+def _with_reason_label(question):
+    question.reason_label = question_reason_label(question.outcome_reason)
+    return question
+
+
 app_name = "agent_admin"
 urlpatterns = [
     path("attention/", admin.site.admin_view(attention_view), name="attention"),
+    path("attention/bulk/", admin.site.admin_view(attention_bulk_view), name="attention_bulk"),
+    path("rooms/<int:room_id>/assign/", admin.site.admin_view(room_assign_view), name="room_assign"),
     path("statistics/", admin.site.admin_view(statistics_view), name="statistics"),
 ]

@@ -494,6 +494,7 @@ class AnswerReview(models.Model):
     class Action(models.TextChoices):
         APPROVE = "approve", "승인 후 발송"
         OVERRIDE = "override", "검증 무시 발송"
+        CORRECT = "correct", "정정 발송"
         MARK_WRONG = "mark_wrong", "오답 표시"
 
     question = models.ForeignKey("conversations.Question", on_delete=models.CASCADE, related_name="reviews")
@@ -512,3 +513,34 @@ class AnswerReview(models.Model):
 
     def __str__(self):
         return f"{self.get_action_display()} q#{self.question_id}"
+
+
+class AttentionItem(models.Model):
+    """Staff's handling of a question on the needs-attention list: who owns it and whether it is done. A question
+    without a row is open and unowned. Written only by `agent.services.attention_*` and the staff actions."""
+
+    class State(models.TextChoices):
+        OPEN = "open", "처리 전"
+        DONE = "done", "완료"
+
+    question = models.OneToOneField(
+        "conversations.Question", verbose_name="질문", on_delete=models.CASCADE, related_name="attention"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name="담당자",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    state = models.CharField("처리 상태", max_length=8, choices=State.choices, default=State.OPEN, db_index=True)
+    done_at = models.DateTimeField("완료 시각", null=True, blank=True)
+    updated_at = models.DateTimeField("수정 시각", auto_now=True)
+
+    class Meta:
+        verbose_name = "주의 질문 처리"
+        verbose_name_plural = "주의 질문 처리"
+
+    def __str__(self):
+        return f"q#{self.question_id} {self.get_state_display()}"

@@ -13,10 +13,11 @@ from django.db.models import Aggregate, Count, Exists, FloatField, Max, OuterRef
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from agent.models import AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
+from agent.models import AnswerReview, AnswerRun, AttentionItem, DraftRound, RunEvidence, ToolCallRecord
 from conversations.models import Message, Question
 from delivery.models import SendJob
 from delivery.selectors import send_job_history, send_jobs_for_question
+from monitoring.business_hours import business_seconds_between
 from monitoring.models import AuditEvent, LivenessMarker
 
 
@@ -67,7 +68,31 @@ def questions_lease_lapsed(*, now: datetime, limit: int) -> list[int]:
 
 # Outcomes whose answer staff may still approve and send (mirrors `answer_approve`).
 APPROVABLE_OUTCOMES = (Question.Status.ANSWERED, Question.Status.HELD, Question.Status.NO_EVIDENCE)
-ATTENTION_STATUSES = (Question.Status.HELD, Question.Status.NO_EVIDENCE, Question.Status.FAILED)
+# Blocked: the room had no vendor, so no answer was attempted; staff assign the room and have it answered.
+ATTENTION_STATUSES = (
+    Question.Status.HELD,
+    Question.Status.NO_EVIDENCE,
+    Question.Status.FAILED,
+    Question.Status.BLOCKED,
+)
+# The reasons a question is on the attention list, as the list filters them.
+ATTENTION_REASONS = {
+    "held": "보류",
+    "no_evidence": "근거 없음",
+    "failed": "실패",
+    "blocked": "차단 (방 벤더 미확정)",
+    "awaiting_review": "승인 대기",
+    "marked_wrong": "오답 표시",
+}
+# The "past the SLA" filter measures at most this many of the oldest candidates in business time.
+ATTENTION_SLA_SCAN_LIMIT = 5000
+# Questions nobody answered: ended without a sent answer for one of these reasons (statistics).
+UNANSWERED_STATUSES = (
+    Question.Status.HELD,
+    Question.Status.NO_EVIDENCE,
+    Question.Status.BLOCKED,
+    Question.Status.FAILED,
+)
 DAILY_STATUSES = (
     Question.Status.ANSWERED,
     Question.Status.HELD,
@@ -103,8 +128,9 @@ def questions_annotated(queryset: QuerySet[Question] | None = None) -> QuerySet[
 
 
 def questions_needing_attention() -> QuerySet[Question]:
-    """Every question staff must look at, newest first: ended held, no evidence or failed, its answer marked
-    wrong, or an answer waiting for approval. Annotated with the latest wrong-mark reason and staff action."""
+    """Every question staff must look at, newest first: ended held, no evidence, blocked (its room has no vendor)
+    or failed, its answer marked wrong, or an answer waiting for approval. Annotated with the latest wrong-mark
+    reason and staff action; its work-queue row (owner, state) selected."""
     reviews = AnswerReview.objects.filter(question=OuterRef("pk")).order_by("-created_at", "-pk")
     # `pk IN (…)` rather than the EXISTS annotations: under OR, PostgreSQL hashes an IN list once but runs an
     # EXISTS per question.
@@ -117,8 +143,79 @@ def questions_needing_attention() -> QuerySet[Question]:
             marked_wrong_reason=Subquery(reviews.filter(action=AnswerReview.Action.MARK_WRONG).values("reason")[:1]),
             latest_review_action=Subquery(reviews.values("action")[:1]),
         )
+        .select_related("attention__owner")
         .order_by("-created_at", "-pk")
     )
+
+
+@dataclass(frozen=True)
+class AttentionFilters:
+    """The work queue's filters: `state` open | done | "" (all); `owner` "me" | "none" | a user id | "" (anyone);
+    `vendor` a vendor id | "none" | ""; `reason` a key of ATTENTION_REASONS | ""; `age_hours` accepted at least
+    that long ago; `over_sla` waiting longer than the SLA in business time."""
+
+    state: str = AttentionItem.State.OPEN
+    owner: str = ""
+    vendor: str = ""
+    reason: str = ""
+    age_hours: int | None = None
+    over_sla: bool = False
+
+
+def attention_queue(filters: AttentionFilters, *, user, now: datetime | None = None) -> QuerySet[Question]:
+    """`questions_needing_attention` narrowed by the filters."""
+    now = now or timezone.now()
+    queryset = questions_needing_attention()
+    if filters.state == AttentionItem.State.OPEN:
+        queryset = queryset.filter(Q(attention__isnull=True) | Q(attention__state=AttentionItem.State.OPEN))
+    elif filters.state == AttentionItem.State.DONE:
+        queryset = queryset.filter(attention__state=AttentionItem.State.DONE)
+    if filters.owner == "me":
+        queryset = queryset.filter(attention__owner=user)
+    elif filters.owner == "none":
+        queryset = queryset.filter(Q(attention__isnull=True) | Q(attention__owner__isnull=True))
+    elif filters.owner.isdigit():
+        queryset = queryset.filter(attention__owner_id=int(filters.owner))
+    if filters.vendor == "none":
+        queryset = queryset.filter(vendor__isnull=True)
+    elif filters.vendor.isdigit():
+        queryset = queryset.filter(vendor_id=int(filters.vendor))
+    queryset = _attention_reason_filter(queryset, filters.reason)
+    if filters.age_hours:
+        queryset = queryset.filter(created_at__lte=now - timedelta(hours=filters.age_hours))
+    if filters.over_sla:
+        sla = settings.ATTENTION_SLA_BUSINESS_MINUTES * 60
+        # Business time never runs faster than the clock: only questions older than the SLA can be past it.
+        candidates = queryset.filter(created_at__lte=now - timedelta(seconds=sla)).order_by("created_at", "pk")
+        over = [
+            pk
+            for pk, created_at in candidates.values_list("pk", "created_at")[:ATTENTION_SLA_SCAN_LIMIT]
+            if business_seconds_between(created_at, now, at_most=sla) > sla
+        ]
+        queryset = queryset.filter(pk__in=over)
+    return queryset
+
+
+def _attention_reason_filter(queryset: QuerySet[Question], reason: str) -> QuerySet[Question]:
+    if reason in ("held", "no_evidence", "failed", "blocked"):
+        return queryset.filter(status=reason)
+    if reason == "awaiting_review":
+        return queryset.filter(
+            pk__in=AnswerRun.objects.filter(awaiting_review=True, send_job__isnull=True).values("question_id")
+        )
+    if reason == "marked_wrong":
+        return queryset.filter(
+            pk__in=AnswerReview.objects.filter(action=AnswerReview.Action.MARK_WRONG).values("question_id")
+        )
+    return queryset
+
+
+def attention_vendors() -> list[tuple[int, str]]:
+    """The vendors of questions on the attention list (for its filter), by name."""
+    from vendors.models import Vendor
+
+    ids = questions_needing_attention().order_by().exclude(vendor__isnull=True).values("vendor_id")
+    return list(Vendor.objects.filter(pk__in=ids).order_by("name").values_list("pk", "name")[:500])
 
 
 def answer_run_awaiting_approval(*, question: Question) -> AnswerRun | None:
@@ -276,10 +373,13 @@ def statistics_frequent_questions(*, days: int = 14, limit: int = 10, now: datet
     return [{"text": newest[key][1], "count": count} for key, count in ordered]
 
 
-def statistics_failed_questions(*, limit: int = 10) -> list[Question]:
-    """The latest failed questions, newest first."""
+def statistics_unanswered_questions(*, limit: int = 10) -> list[Question]:
+    """The latest questions nobody answered, newest first: held, no evidence, blocked or failed, and no answer sent
+    for them since (a staff approval sends one)."""
+    sent = AnswerRun.objects.filter(question=OuterRef("pk"), send_job__isnull=False)
     return list(
-        Question.objects.filter(status=Question.Status.FAILED)
+        Question.objects.filter(status__in=UNANSWERED_STATUSES)
+        .filter(~Exists(sent))
         .select_related("room", "vendor")
         .order_by("-created_at", "-pk")[:limit]
     )

@@ -22,14 +22,21 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from agent.knowledge.faq_services import faq_entry_create
 from agent.llm.base import LlmProvider, provider_get
-from agent.models import AnswerReview, AnswerRun, DraftRound, RunEvidence, ToolCallRecord
+from agent.models import AnswerReview, AnswerRun, AttentionItem, DraftRound, RunEvidence, ToolCallRecord
 from agent.pipeline import AnswerTrace, QuestionContext, answer_compose, remove_questions_back, verification_names
 from agent.selectors import questions_dispatch_lost, questions_lease_lapsed, room_history
 from agent.verification import verify_draft
 from config.celery import TRANSIENT_ERRORS
 from conversations.models import Question, Room
-from conversations.question_services import question_get_locked, question_touch, question_transition
+from conversations.question_services import (
+    question_blocked_alert_on_commit,
+    question_get_locked,
+    question_reopen,
+    question_touch,
+    question_transition,
+)
 from delivery.services import send_request_submit
 from monitoring.models import Alert
 from monitoring.services import alert_raise, audit_record
@@ -80,7 +87,10 @@ def question_process(question_id: int, *, provider: LlmProvider | None = None) -
         try:
             if question.room.resolution_status != Room.ResolutionStatus.MATCHED or question.vendor_id is None:
                 # The room was re-resolved away from a vendor after the question was accepted.
-                _run_finish(run, outcome=Status.BLOCKED, reason=f"room_{question.room.resolution_status}")
+                reason = f"room_{question.room.resolution_status}"
+                if _run_finish(run, outcome=Status.BLOCKED, reason=reason):
+                    question.outcome_reason = reason
+                    question_blocked_alert_on_commit(question)
             else:
                 trace = answer_compose(question_context(question), provider=provider)
                 _run_finish(run, outcome=trace.outcome, reason=trace.outcome_reason, trace=trace)
@@ -373,7 +383,23 @@ def answer_approve(*, question: Question, actor, text: str | None = None, overri
     audit_record(
         actor_kind="staff", actor_id=actor.pk, action=f"answer.{action}", target=question, data={"run": run.pk}
     )
+    _attention_set(question, actor=actor, state=AttentionItem.State.DONE)
     return review
+
+
+def question_reanswer(*, question: Question, actor) -> Question:
+    """Staff have a blocked question answered after all, once its room has a vendor: `blocked → accepted` with the
+    room's vendor (audited) and handed to the agent after the commit."""
+    with transaction.atomic():
+        locked = question_get_locked(question.pk)
+        if locked is None or locked.status != Status.BLOCKED:
+            raise QuestionNotActionable("차단된 질문만 다시 답변할 수 있습니다.")
+        room = Room.objects.select_related("vendor").get(pk=locked.room_id)
+        if room.resolution_status != Room.ResolutionStatus.MATCHED or room.vendor_id is None:
+            raise QuestionNotActionable("방의 벤더를 먼저 지정하세요.")
+        question_reopen(locked, vendor=room.vendor, actor=actor)
+        question_dispatch_on_commit(locked)
+    return locked
 
 
 def staff_text_verify(*, question: Question, run: AnswerRun, text: str) -> list[dict]:
@@ -407,7 +433,118 @@ def answer_mark_wrong(*, question: Question, actor, reason: str) -> AnswerReview
     audit_record(
         actor_kind="staff", actor_id=actor.pk, action="answer.mark_wrong", target=question, data={"reason": reason}
     )
+    _attention_set(question, actor=actor, state=AttentionItem.State.OPEN)
     return review
+
+
+@transaction.atomic
+def answer_correct(*, question: Question, actor, text: str, override_reason: str = "") -> AnswerReview:
+    """Staff follow an answer already sent with a correction: a new send to the room, its text verified against the
+    run's evidence like any staff edit (sending despite violations needs a reason and is recorded with them)."""
+    question = question_get_locked(question.pk)
+    run = question.runs.order_by("-attempt").first() if question else None
+    if run is None or run.send_job_id is None:
+        raise QuestionNotActionable("아직 보낸 답변이 없습니다. 정정 대신 승인해 보내세요.")
+    final = text.strip()
+    if not final:
+        raise QuestionNotActionable("보낼 정정 답변이 비어 있습니다.")
+    violations = staff_text_verify(question=question, run=run, text=final)
+    if violations and not override_reason.strip():
+        raise QuestionNotActionable("검증 위반이 남아 있습니다. 그대로 보내려면 사유를 입력하세요.")
+    number = question.reviews.filter(action=AnswerReview.Action.CORRECT).count() + 1
+    job, _ = send_request_submit(
+        room=question.room,
+        items=[{"kind": "text", "text": final}],
+        idempotency_key=f"question:{question.pk}:correction:{number}",
+        question=question,
+        actor=actor,
+    )
+    review = AnswerReview.objects.create(
+        question=question,
+        run=run,
+        action=AnswerReview.Action.CORRECT,
+        text=final,
+        reason=override_reason,
+        violations=violations,
+        actor=actor,
+    )
+    audit_record(
+        actor_kind="staff",
+        actor_id=actor.pk,
+        action="answer.correct",
+        target=question,
+        data={"run": run.pk, "send_job": job.pk, "number": number, "violations": len(violations)},
+    )
+    _attention_set(question, actor=actor, state=AttentionItem.State.DONE)
+    return review
+
+
+def staff_answer_latest(question: Question) -> AnswerReview | None:
+    """The last answer staff sent for the question (an approval, an override or a correction), if any."""
+    sent = (AnswerReview.Action.APPROVE, AnswerReview.Action.OVERRIDE, AnswerReview.Action.CORRECT)
+    return question.reviews.filter(action__in=sent).exclude(text="").order_by("-created_at", "-pk").first()
+
+
+@transaction.atomic
+def staff_answer_save_as_faq(*, question: Question, actor, faq_question: str, answer: str, category: str = ""):
+    """Keep an answer staff sent as an FAQ entry (through the FAQ services: a `created` version of curation origin),
+    its source naming the question. Raises `FaqError` when an active FAQ has the same question."""
+    entry = faq_entry_create(
+        question=faq_question,
+        answer=answer,
+        category=category,
+        source="staff_answer",
+        source_id=f"question:{question.pk}",
+        actor=actor,
+    )
+    audit_record(
+        actor_kind="staff", actor_id=actor.pk, action="answer.save_as_faq", target=question, data={"faq": entry.pk}
+    )
+    return entry
+
+
+# --- the needs-attention list as a work queue ---
+
+
+# `owner` left as it is (None means "nobody").
+UNCHANGED = object()
+
+
+def attention_update(*, question_ids, actor, owner=UNCHANGED, state: str | None = None) -> int:
+    """Staff take or hand over (`owner`, None to release) and close or reopen (`state`) questions of the attention
+    list, in one transaction with an audit row per question changed. Returns how many changed."""
+    if state is not None and state not in AttentionItem.State.values:
+        raise ValueError(f"unknown attention state: {state}")
+    changed = 0
+    with transaction.atomic():
+        for question in Question.objects.filter(pk__in=list(question_ids)).order_by("pk"):
+            changed += _attention_set(question, actor=actor, owner=owner, state=state)
+    return changed
+
+
+def _attention_set(question: Question, *, actor, owner=UNCHANGED, state: str | None = None) -> bool:
+    """Set the question's attention owner and/or state (inside the caller's transaction); audited when changed."""
+    # The question's row lock serialises the first write of its item (two staff acting at once create one row).
+    Question.objects.select_for_update().filter(pk=question.pk).values_list("pk").first()
+    item, _ = AttentionItem.objects.select_for_update().get_or_create(question=question)
+    before = {"owner": item.owner_id, "state": item.state}
+    if owner is not UNCHANGED:
+        item.owner = owner
+    if state is not None:
+        item.state = state
+        item.done_at = timezone.now() if state == AttentionItem.State.DONE else None
+    after = {"owner": item.owner_id, "state": item.state}
+    if after == before:
+        return False
+    item.save()
+    audit_record(
+        actor_kind="staff",
+        actor_id=actor.pk,
+        action="attention.update",
+        target=question,
+        data={"before": before, "after": after},
+    )
+    return True
 
 
 def _send(question: Question, text: str, *, actor):

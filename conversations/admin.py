@@ -1,6 +1,7 @@
 import json
 
 from django.contrib import admin, messages
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from config.admin import ReadOnlyAdmin
@@ -23,6 +24,7 @@ class RoomAdmin(ReadOnlyAdmin):
         "vendor",
         "resolution_reason",
         "candidates_table",
+        "assign_link",
         "resolved_name",
         "resolved_at",
         "resend_dropped_count",
@@ -41,6 +43,12 @@ class RoomAdmin(ReadOnlyAdmin):
             "<div>({}) {} — {}</div>",
             ((c["code"], c["name"], c["score"]) for c in room.resolution_candidates),
         )
+
+    @admin.display(description="벤더 지정")
+    def assign_link(self, room):
+        # The assignment page lives with the attention list (it can also have the room's blocked questions answered).
+        url = reverse("agent_admin:room_assign", args=[room.pk])
+        return format_html('<a class="button" href="{}" id="room-assign-link">벤더 지정…</a>', url)
 
     @admin.action(description="벤더 다시 매칭")
     def re_resolve(self, request, queryset):

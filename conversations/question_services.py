@@ -3,20 +3,24 @@
 A question is created `accepted` (a matched room: the agent will answer it) or `blocked` (no answer is attempted).
 `accepted → running` when a run claims it; `running → answered | held | blocked | no_evidence | failed` when the run
 ends; `running → accepted` when a run lets go of it (a transient error, or a lease that lapsed because its worker
-died) so that another run can take it; `accepted → failed` when no attempt is left. Terminal statuses never change.
+died) so that another run can take it; `accepted → failed` when no attempt is left. Terminal statuses never change,
+with one exception staff make: a question blocked because its room had no vendor is reopened (`blocked → accepted`,
+`question_reopen`) once staff assigned the room a vendor, so the agent answers it after all.
 
 Every change is a compare-and-set on the status the caller read, checked against `ALLOWED_TRANSITIONS`, with an
 audit row (`question.<status>`) in the same transaction. The liveness markers are written here too: the *accepted*
 marker when an accepted question is created, the *result* marker when a question reaches a terminal status — so
-each is written exactly once per question. Nothing else writes `Question.status`.
+each is written once per question (a reopened question gets a fresh *accepted* marker and loses its *result* one,
+so the liveness monitor watches the new attempt). Nothing else writes `Question.status`.
 """
 
 from django.db import transaction
 from django.utils import timezone
 
 from conversations.models import Question
-from monitoring.models import AuditEvent
-from monitoring.services import audit_record, marker_accepted_write, marker_result_write
+from conversations.selectors import question_reason_label
+from monitoring.models import Alert, AuditEvent, LivenessMarker
+from monitoring.services import alert_raise, audit_record, marker_accepted_write, marker_result_write
 
 Status = Question.Status
 
@@ -29,7 +33,8 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     ),
     Status.ANSWERED: frozenset(),
     Status.HELD: frozenset(),
-    Status.BLOCKED: frozenset(),
+    # Back to accepted: staff assigned the room a vendor and have the question answered (`question_reopen`).
+    Status.BLOCKED: frozenset({Status.ACCEPTED}),
     Status.NO_EVIDENCE: frozenset(),
     Status.FAILED: frozenset(),
 }
@@ -70,7 +75,24 @@ def question_create(*, message, room, vendor, text: str, status: str = Status.AC
             marker_accepted_write(question=question)
         else:
             marker_result_write(question=question, outcome=status)
+            question_blocked_alert_on_commit(question)
     return question
+
+
+def question_blocked_alert_on_commit(question: Question) -> None:
+    """After the commit, a `room_unanswered` alert for the room of a question no answer was attempted for (one live
+    alert per room; it closes when staff assign the room a vendor)."""
+    room = question.room
+    room_id, room_name, question_id, text = room.pk, room.name, question.pk, question.text
+    reason = question_reason_label(question.outcome_reason)
+    transaction.on_commit(
+        lambda: alert_raise(
+            kind=Alert.Kind.ROOM_UNANSWERED,
+            key=f"room:{room_id}",
+            message=f"벤더가 정해지지 않은 방이라 답하지 않은 질문이 있습니다: [{room_name}] {text[:80]} ({reason})",
+            data={"room_id": room_id, "question_id": question_id, "reason": question.outcome_reason},
+        )
+    )
 
 
 def question_get_locked(question_id: int, *, skip_locked: bool = False) -> Question | None:
@@ -113,6 +135,30 @@ def question_transition(
         )
         if to in Question.TERMINAL_STATUSES:
             marker_result_write(question=question, outcome=to)
+    return question
+
+
+def question_reopen(question: Question, *, vendor, actor) -> Question:
+    """`blocked → accepted` by staff, with the vendor they assigned the room: compare-and-set, audit row, a fresh
+    *accepted* marker in place of the *result* one. The caller hands the question to the agent after the commit."""
+    if Status.ACCEPTED not in ALLOWED_TRANSITIONS[question.status]:
+        raise QuestionStateConflict(question, Status.ACCEPTED)
+    from_status, from_reason = question.status, question.outcome_reason
+    fields = {"status": Status.ACCEPTED, "vendor": vendor, "outcome_reason": "", "updated_at": timezone.now()}
+    with transaction.atomic():
+        if not Question.objects.filter(pk=question.pk, status=from_status).update(**fields):
+            raise QuestionStateConflict(question, Status.ACCEPTED)
+        for name, value in fields.items():
+            setattr(question, name, value)
+        audit_record(
+            actor_kind=AuditEvent.ActorKind.STAFF,
+            actor_id=actor.pk,
+            action="question.reopen",
+            target=question,
+            data={"from": from_status, "to": Status.ACCEPTED, "reason": from_reason, "vendor_code": vendor.code},
+        )
+        LivenessMarker.objects.filter(question=question).delete()
+        marker_accepted_write(question=question)
     return question
 
 

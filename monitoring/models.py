@@ -60,6 +60,7 @@ class Alert(models.Model):
         SEND_NO_SENDER = "send_no_sender", "발송 기기 없음"
         DEVICE_SILENT = "device_silent", "기기 응답 없음"
         UPLOAD_GAP = "upload_gap", "업로드 공백"
+        ROOM_UNANSWERED = "room_unanswered", "벤더 미확정 방의 질문"
 
     class Status(models.TextChoices):
         OPEN = "open", "열림"

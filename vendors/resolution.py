@@ -45,6 +45,21 @@ REASON_EXACT = "exact"
 REASON_CONTAINMENT = "containment"
 REASON_NO_MATCH = "no_match"
 REASON_AMBIGUOUS = "ambiguous"
+# Not an outcome of `resolve`: staff chose the vendor, which holds until the room's name changes.
+REASON_STAFF_ASSIGNED = "staff_assigned"
+
+# What each reason means, for staff.
+REASON_LABELS = {
+    REASON_ID: "방 이름의 (코드)로 매칭",
+    REASON_EMPTY_NAME: "(코드)만 있는 방 이름으로 매칭",
+    REASON_UNKNOWN_ID: "방 이름의 (코드)가 없는 벤더 코드입니다",
+    REASON_ID_TYPO: "방 이름의 (코드)와 이름이 서로 다른 벤더를 가리킵니다 (코드 오타 의심)",
+    REASON_EXACT: "방 이름이 벤더 이름과 같아 매칭",
+    REASON_CONTAINMENT: "방 이름에 벤더 이름이 들어 있어 매칭",
+    REASON_NO_MATCH: "방 이름에 맞는 벤더가 없습니다",
+    REASON_AMBIGUOUS: "방 이름이 여러 벤더에 맞습니다",
+    REASON_STAFF_ASSIGNED: "직원이 벤더를 지정함",
+}
 
 # NFKC turns `㈜` into `(주)`, so these two cover all three corporate marks.
 _CORPORATE_MARKS = ("(주)", "주식회사")

@@ -358,15 +358,20 @@ def test_override_with_a_reason_sends_and_is_recorded_as_override(admin_client):
     assert "검증 위반 1건을 무시하고 발송을 요청했습니다" in followed and "검증 무시 발송" in followed
 
 
-def test_held_answer_form_starts_with_the_last_draft(admin_client):
-    """A held run has no safe text left: staff start from the last draft itself."""
+def test_held_answer_form_offers_the_evidence_not_the_failing_draft(admin_client):
+    """A held run has no safe text left: the form starts empty (never the draft that failed verification) and
+    offers the evidence sentences to insert."""
     question = question_in_status(Question.Status.HELD)
     run = answer_run(question, outcome=AnswerRun.Outcome.HELD, final_text="")
     DraftRound.objects.create(run=run, number=0, draft="가온상사와 같은 단가입니다.", clean_text="")
 
-    form = admin_client.get(change_url(question)).context["approve_form"]
+    response = admin_client.get(change_url(question))
 
-    assert form.initial["text"] == "가온상사와 같은 단가입니다."
+    assert response.context["approve_form"].initial["text"] == ""
+    inserts = response.context["evidence_inserts"]
+    assert inserts[0]["sentences"] == ["결제 조건: 월말 마감 후 익월 10일 현금 결제.", "납품 단가 30,000원."]
+    body = response.content.decode()
+    assert 'data-insert="납품 단가 30,000원."' in body and 'data-target="id_text"' in body
 
 
 def test_approving_twice_is_refused_by_the_service(admin_client):
@@ -422,26 +427,32 @@ def test_attention_list_has_held_no_evidence_failed_and_waiting_but_not_answered
     answer_run(waiting, awaiting_review=True)
     answered = question_in_status(Question.Status.ANSWERED, text="잘 답한 질문")
     answer_run(answered)
-    question_in_status(Question.Status.BLOCKED, text="차단된 방 질문")
+    blocked = question_in_status(Question.Status.BLOCKED, text="차단된 방 질문", outcome_reason="room_blocked:id_typo")
 
-    assert list(questions_needing_attention()) == [waiting, failed, no_evidence, held]  # newest first
+    assert list(questions_needing_attention()) == [blocked, waiting, failed, no_evidence, held]  # newest first
     body = admin_client.get(reverse("agent_admin:attention")).content.decode()
     assert "보류: 검증 통과 문장 없음" in body and "근거 없음" in body and "실패: stuck running" in body
     assert "승인 대기 (검토 후 발송 벤더)" in body
-    assert "잘 답한 질문" not in body and "차단된 방 질문" not in body
+    assert "차단: 방 매칭 차단: 방 이름의 (코드)와 이름이 서로 다른 벤더를 가리킵니다 (코드 오타 의심)" in body
+    assert "room_blocked:id_typo" not in body
+    assert "잘 답한 질문" not in body
 
 
-def test_attention_list_can_hide_what_staff_already_handled(admin_client):
+def test_attention_list_shows_open_questions_and_an_approval_closes_one(admin_client):
+    """Approving and sending a held answer marks its question done: the default (open) view hides it, the done and
+    all views show it with the staff action."""
     handled = question_in_status(Question.Status.HELD, text="처리한 보류 질문")
     answer_run(handled, outcome=AnswerRun.Outcome.HELD, final_text="")
     admin_client.post(approve_url(handled), {"text": FINAL_TEXT})
     question_in_status(Question.Status.FAILED, text="아직 아무도 안 본 질문")
 
-    everything = admin_client.get(reverse("agent_admin:attention")).content.decode()
-    open_only = admin_client.get(reverse("agent_admin:attention") + "?open=1").content.decode()
+    open_only = admin_client.get(reverse("agent_admin:attention")).content.decode()
+    everything = admin_client.get(reverse("agent_admin:attention") + "?state=").content.decode()
+    done = admin_client.get(reverse("agent_admin:attention") + "?state=done").content.decode()
 
     assert "처리한 보류 질문" in everything and "승인 후 발송" in everything
     assert "처리한 보류 질문" not in open_only and "아직 아무도 안 본 질문" in open_only
+    assert "처리한 보류 질문" in done and "아직 아무도 안 본 질문" not in done
 
 
 # --- access ------------------------------------------------------------------------------------------------

@@ -89,3 +89,44 @@ def test_migrating_needs_the_postgres_storage_configured(settings, tmp_path):
     hub_storage_use(settings, tmp_path, "files")
     with pytest.raises(CommandError, match="KNOWLEDGE_HUB_STORAGE=postgres"):
         call_command("hub_migrate_storage", "--to", "postgres", stdout=io.StringIO())
+
+
+def test_the_vectors_move_into_qdrant_embedded_again_and_a_second_run_adds_none(
+    settings, tmp_path, monkeypatch, workspaces
+):
+    from qdrant_client import QdrantClient
+
+    from agent.knowledge import hub_storage
+
+    hub_storage_use(settings, tmp_path, "files")
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    (demo / "returns").symlink_to(DEMO_KNOWLEDGE_DIR / "returns")
+    hub_demo_load(directory=demo)
+    on_files = [item.reference for item in hub_search(QUESTIONS["returns"], workspaces=["returns"], limit=5)]
+    assert on_files
+
+    # One local-mode client stands in for the Qdrant server, so it outlives the command's runtime.
+    server = QdrantClient(location=":memory:")
+    monkeypatch.setattr(server, "close", lambda **kwargs: None)
+    monkeypatch.setattr(hub_storage, "qdrant_client_create", lambda: server)
+    settings.QDRANT_URL = "http://127.0.0.1:9"  # selects the Qdrant vector storage; never connected
+    monkeypatch.setenv("QDRANT_URL", settings.QDRANT_URL)
+    hub_storage_use(settings, tmp_path, "postgres")
+    monkeypatch.setattr(hub_graph, "graph_insert", lambda *a, **k: pytest.fail("no extraction when migrating"))
+
+    out = io.StringIO()
+    call_command("hub_migrate_storage", "--to", "postgres", stdout=out)
+    assert "벡터 30" in out.getvalue()  # chunk, entity and relation vectors, embedded again
+
+    def points() -> int:
+        return sum(server.count(collection.name).count for collection in server.get_collections().collections)
+
+    first = points()
+    assert first > 0
+    runtime_reset()
+    assert [item.reference for item in hub_search(QUESTIONS["returns"], workspaces=["returns"], limit=5)] == on_files
+
+    call_command("hub_migrate_storage", "--to", "postgres", stdout=io.StringIO())
+    assert points() == first
+    runtime_reset()

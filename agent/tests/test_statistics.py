@@ -17,10 +17,10 @@ from agent.selectors import (
     percentile,
     question_text_key,
     statistics_daily,
-    statistics_failed_questions,
     statistics_frequent_questions,
     statistics_latency_percentiles,
     statistics_source_split,
+    statistics_unanswered_questions,
     statistics_violations_by_kind,
     statistics_window_start,
     violations_by_kind_python,
@@ -28,6 +28,7 @@ from agent.selectors import (
 from agent.templatetags.agent_admin import horizontal_bar_chart, stacked_bar_chart
 from conversations.models import Question
 from conversations.tests.factories import QuestionFactory
+from delivery.services import send_request_submit
 
 pytestmark = pytest.mark.django_db
 
@@ -133,11 +134,26 @@ def test_frequent_questions_group_spacing_case_and_punctuation():
     assert question_text_key("HACCP 인증서 있나요?") == question_text_key("haccp인증서 있나요")
 
 
-def test_failed_questions_are_the_latest_ten():
+def test_unanswered_questions_are_the_latest_ten_failed_or_not_answered():
     failed = [question_at(NOW - timedelta(minutes=minutes), Question.Status.FAILED) for minutes in range(12)]
-    question_at(NOW, Question.Status.HELD)
+    question_at(NOW + timedelta(minutes=1), Question.Status.ANSWERED)
 
-    assert statistics_failed_questions(limit=10) == failed[:10]
+    assert statistics_unanswered_questions(limit=10) == failed[:10]
+
+
+def test_held_no_evidence_and_blocked_questions_count_as_unanswered_until_an_answer_is_sent():
+    """Held and no-evidence questions are "unanswered" like technical failures; one whose answer staff sent is not."""
+    held = question_at(NOW - timedelta(minutes=1), Question.Status.HELD)
+    no_evidence = question_at(NOW - timedelta(minutes=2), Question.Status.NO_EVIDENCE)
+    blocked = question_at(NOW - timedelta(minutes=3), Question.Status.BLOCKED)
+    sent = question_at(NOW - timedelta(minutes=4), Question.Status.HELD)
+    run = AnswerRun.objects.create(question=sent, attempt=1, provider="scripted", room_kind="external", outcome="held")
+    run.send_job, _ = send_request_submit(
+        room=sent.room, items=[{"kind": "text", "text": "답변"}], idempotency_key="s", question=sent, actor="test"
+    )
+    run.save()
+
+    assert statistics_unanswered_questions() == [held, no_evidence, blocked]
 
 
 def test_source_split_counts_items_and_runs_per_source():

@@ -380,6 +380,8 @@ MONITOR_SEND_STUCK_MINUTES = env.int("MONITOR_SEND_STUCK_MINUTES", default=15)
 MONITOR_DEVICE_SILENT_MINUTES = env.int("MONITOR_DEVICE_SILENT_MINUTES", default=30)
 MONITOR_UPLOAD_GAP_MINUTES = env.int("MONITOR_UPLOAD_GAP_MINUTES", default=60)
 MONITOR_BATCH_LIMIT = env.int("MONITOR_BATCH_LIMIT", default=500)
+# How long a question on the needs-attention list may wait for staff, in business minutes since it was accepted.
+ATTENTION_SLA_BUSINESS_MINUTES = env.int("ATTENTION_SLA_BUSINESS_MINUTES", default=120)
 ALERT_WEBHOOK_URL = env("ALERT_WEBHOOK_URL", default="")
 ALERT_WEBHOOK_TIMEOUT_SECONDS = env.float("ALERT_WEBHOOK_TIMEOUT_SECONDS", default=5.0)
 

@@ -23,8 +23,8 @@ class Command(ProjectCommand):
             "--fake-openai",
             action="store_true",
             help=(
-                "OpenAI 호환 제공자를 이 프로세스 안의 가짜 서버(agent/llm/fake_server.py)에 연결해 실행합니다: "
-                "모델이 같은 근거를 받는지(근거 적중률)를 봅니다."
+                "OpenAI 호환 제공자를 이 프로세스 안의 적대적 모델 서버(agent/llm/hostile_server.py)의 협조 모드에 "
+                "HTTP로 연결해 실행합니다: 근거를 그대로 옮기는 모델이 같은 근거를 받는지(근거 적중률)를 봅니다."
             ),
         )
 
@@ -36,10 +36,11 @@ class Command(ProjectCommand):
         with contextlib.ExitStack() as stack:
             provider = provider_get()
             if options["fake_openai"]:
-                from agent.llm.fake_server import FakeOpenAIServer
+                from agent.llm.hostile_server import COOPERATIVE, HostileCase, HostileOpenAIServer
                 from agent.llm.openai_compat import OpenAICompatibleProvider
 
-                server = stack.enter_context(FakeOpenAIServer())
+                server = stack.enter_context(HostileOpenAIServer())
+                server.play(HostileCase(COOPERATIVE))
                 provider = OpenAICompatibleProvider(base_url=server.base_url, model="fake-model", api_key="")
                 stack.enter_context(provider_override(provider))
             try:
