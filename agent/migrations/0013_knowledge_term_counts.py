@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agent", "0011_knowledge_document_versions"),
+        ("agent", "0012_attention_queue"),
     ]
 
     operations = [
