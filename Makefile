@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_WORKERS ?= 2
 
-.PHONY: demo test lint bench venv services clean
+.PHONY: demo test test-browser lint bench venv services clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	scripts/ensure_services.sh
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/pytest -n $(PYTEST_WORKERS) --create-db -q
+
+## The browser tests alone (Debian's chromium; screenshots under var/test/screenshots/).
+test-browser: $(STAMP)
+	scripts/ensure_services.sh
+	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/pytest -n $(PYTEST_WORKERS) --create-db -q -m browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

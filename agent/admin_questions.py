@@ -8,6 +8,10 @@ its URL names stay `admin:conversations_question_*`. The attention and statistic
 `config/urls.py` before the admin site).
 """
 
+import csv
+from collections import Counter
+from urllib.parse import urlencode
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -15,6 +19,7 @@ from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -33,6 +38,7 @@ from agent.selectors import (
     ATTENTION_STATUSES,
     DAILY_STATUSES,
     AttentionFilters,
+    StatisticsWindow,
     answer_run_awaiting_approval,
     attention_queue,
     attention_vendors,
@@ -41,6 +47,7 @@ from agent.selectors import (
     statistics_daily,
     statistics_frequent_questions,
     statistics_latency_percentiles,
+    statistics_rates,
     statistics_source_split,
     statistics_unanswered_questions,
     statistics_violations_by_kind,
@@ -57,10 +64,10 @@ from agent.services import (
     staff_answer_save_as_faq,
     staff_text_verify,
 )
+from agent.templatetags.agent_admin import reason_label
 from agent.verification.sentences import split_sentences
 from config.admin import ReadOnlyAdmin
 from conversations.models import Question, Room
-from conversations.selectors import question_reason_label
 from delivery.models import SendJob
 from delivery.services import SendJobError
 from monitoring.business_hours import business_seconds_between
@@ -69,6 +76,8 @@ from vendors.resolution import REASON_LABELS
 from vendors.services import RoomAssignmentInvalid, room_vendor_assign
 
 STATISTICS_DAYS = 14
+STATISTICS_MAX_DAYS = 366
+RATE_LABELS = {"automation": "자동 처리율", "override": "검증 무시 발송 비율", "marked_wrong": "오답 표시율"}
 ATTENTION_PAGE_SIZE = 50
 # Staff actions create an AnswerReview row; who may create one may approve and mark wrong.
 STAFF_ACTION_PERMISSION = "agent.add_answerreview"
@@ -408,7 +417,7 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
             "correct_text": correct_form["text"].value() if correct_form is not None else "",
             "correct_violations": correct_violations or [],
             "save_faq_form": save_faq_form,
-            "reason_label": question_reason_label(question.outcome_reason),
+            "reason_label": reason_label(question.outcome_reason),
             "room_assign_url": (
                 reverse("agent_admin:room_assign", args=[question.room_id]) + f"?question={question.pk}"
                 if question.status == Question.Status.BLOCKED
@@ -418,12 +427,35 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
             "sentence_sources": (
                 sentence_sources(audit.run.final_text, audit.evidence) if audit.run and audit.run.final_text else []
             ),
+            "verdict": audit_verdict(audit),
+            "workspace_titles": audit.workspace_titles,
+            "device_names": audit.device_names,
             "send_job_rows": [
                 {"job": item.job, "history": item.history, "badge": delivery_badge(item.job.state)}
                 for item in audit.send_jobs
             ],
         }
         return TemplateResponse(request, "admin/agent/question/audit.html", context)
+
+
+def audit_verdict(audit) -> dict:
+    """What the top of the audit page says: the text that went (or would go) to the room, under a heading saying
+    which it is, and the violation kinds the verification found on the way (counted over every round)."""
+    run, rounds = audit.run, audit.rounds
+    kinds = Counter(violation.get("kind", "") for draft_round in rounds for violation in draft_round.violations)
+    verdict = {"violation_kinds": sorted(kinds.items()), "violations": [], "job": None}
+    sent_jobs = [item.job for item in audit.send_jobs]
+    if sent_jobs:
+        job = sent_jobs[-1]
+        texts = [item.text for item in job.items.all() if item.kind == "text"]
+        return {**verdict, "heading": "발송한 답변", "text": "\n".join(texts), "job": job}
+    if run is not None and run.final_text:
+        heading = "승인하면 보낼 답변" if run.awaiting_review else "보낼 답변"
+        return {**verdict, "heading": heading, "text": run.final_text}
+    if rounds:
+        last = rounds[-1]
+        return {**verdict, "heading": "보류된 초안 (보내지 않음)", "text": last.draft, "violations": last.violations}
+    return {**verdict, "heading": "보낼 답변이 없습니다", "text": ""}
 
 
 def approval_draft(run: AnswerRun, rounds) -> str:
@@ -494,7 +526,7 @@ def attention_reasons(question) -> list[str]:
     reasons = []
     if question.status in ATTENTION_STATUSES:
         reason = Question.Status(question.status).label
-        detail = question_reason_label(question.outcome_reason)
+        detail = reason_label(question.outcome_reason)
         reasons.append(f"{reason}: {detail}" if detail else reason)
     if question.awaiting_review:
         reasons.append("승인 대기 (검토 후 발송 벤더)")
@@ -689,7 +721,7 @@ def room_assign_view(request, room_id):
         "blocked": [
             {
                 "question": q,
-                "reason": question_reason_label(q.outcome_reason),
+                "reason": reason_label(q.outcome_reason),
                 "checked": not wanted or str(q.pk) == wanted,
             }
             for q in blocked
@@ -699,30 +731,102 @@ def room_assign_view(request, room_id):
     return TemplateResponse(request, "admin/agent/question/room_assign.html", context)
 
 
+class StatisticsFilterForm(forms.Form):
+    """The statistics page's window: Seoul dates, both ends included, and optionally one vendor."""
+
+    start = forms.DateField(label="시작일", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
+    end = forms.DateField(label="종료일", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
+    vendor = forms.ModelChoiceField(label="벤더", queryset=Vendor.objects.order_by("code"), required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        start, end = cleaned.get("start"), cleaned.get("end")
+        if start is None or end is None:
+            return cleaned
+        if end < start:
+            raise forms.ValidationError("종료일이 시작일보다 앞섭니다.")
+        if (end - start).days + 1 > STATISTICS_MAX_DAYS:
+            raise forms.ValidationError(f"기간은 {STATISTICS_MAX_DAYS}일까지 볼 수 있습니다.")
+        vendor = cleaned.get("vendor")
+        cleaned["window"] = StatisticsWindow(first_day=start, last_day=end, vendor_id=vendor.pk if vendor else None)
+        return cleaned
+
+
+def question_list_url(window: StatisticsWindow, **filters) -> str:
+    """The question list narrowed to the window (and `filters`): where a chart's bar leads."""
+    query = {
+        "created_at__gte": window.start.isoformat(),
+        "created_at__lt": window.end.isoformat(),
+        **({"vendor__id__exact": window.vendor_id} if window.vendor_id is not None else {}),
+        **filters,
+    }
+    return f"{reverse('admin:conversations_question_changelist')}?{urlencode(query)}"
+
+
 def statistics_view(request):
     _require_question_view(request)
-    days = STATISTICS_DAYS
-    daily = statistics_daily(days=days)
+    default = StatisticsWindow.last_days(STATISTICS_DAYS)
+    data = request.GET.copy()
+    for key, day in (("start", default.first_day), ("end", default.last_day)):
+        if not data.get(key):
+            data[key] = day.isoformat()  # the form shows the window it counts
+    form = StatisticsFilterForm(data)
+    window = form.cleaned_data["window"] if form.is_valid() else default
+    daily = statistics_daily(window=window)
     statuses = [(status.value, status.label) for status in DAILY_STATUSES]
+    rates = statistics_rates(window=window)
+    if request.GET.get("format") == "csv":
+        return statistics_csv(window, daily, statuses, rates)
+    for row in daily:
+        day = StatisticsWindow(first_day=row["day"], last_day=row["day"], vendor_id=window.vendor_id)
+        row["links"] = {value: question_list_url(day, status__exact=value) for value, _ in statuses}
+    export = request.GET.copy()
+    export["format"] = "csv"
     context = {
         **admin.site.each_context(request),
         "opts": Question._meta,
-        "title": f"답변 통계 (최근 {days}일)",
-        "days": days,
+        "title": f"답변 통계 ({window.first_day:%Y-%m-%d} ~ {window.last_day:%Y-%m-%d})",
+        "form": form,
+        "window": window,
+        "csv_url": f"?{export.urlencode()}",
         "daily": daily,
         "daily_totals": {key: sum(row[key] for row in daily) for key in ["total", *dict(statuses)]},
         "statuses": statuses,
-        "violations": statistics_violations_by_kind(days=days),
-        "frequent": statistics_frequent_questions(days=days),
+        "rates": rates,
+        "violations": statistics_violations_by_kind(window=window),
+        "frequent": [
+            {**row, "link": question_list_url(window, q=row["text"])}
+            for row in statistics_frequent_questions(window=window)
+        ],
         "unanswered": [_with_reason_label(question) for question in statistics_unanswered_questions()],
-        "sources": statistics_source_split(days=days),
-        "latency": statistics_latency_percentiles(days=days),
+        "sources": statistics_source_split(window=window),
+        "latency": statistics_latency_percentiles(window=window),
+        "window_link": question_list_url(window),
     }
     return TemplateResponse(request, "admin/agent/statistics.html", context)
 
 
+def statistics_csv(window: StatisticsWindow, daily, statuses, rates) -> HttpResponse:
+    """The daily table and the three rates as CSV (UTF-8 with a BOM, so spreadsheet programs read the Korean)."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    name = f"statistics-{window.first_day:%Y%m%d}-{window.last_day:%Y%m%d}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response.write("\ufeff")
+    writer = csv.writer(response)
+    writer.writerow(["날짜", "질문", *(label for _, label in statuses)])
+    for row in daily:
+        writer.writerow([row["day"].isoformat(), row["total"], *(row[value] for value, _ in statuses)])
+    writer.writerow([])
+    writer.writerow(["지표", "비율", "건수", "기준 건수"])
+    for key, label in RATE_LABELS.items():
+        rate = rates[key]
+        shown = "" if rate["rate"] is None else f"{rate['rate']:.4f}"
+        writer.writerow([label, shown, rate["count"], rate["of"]])
+    return response
+
+
 def _with_reason_label(question):
-    question.reason_label = question_reason_label(question.outcome_reason)
+    question.reason_label = reason_label(question.outcome_reason)
     return question
 
 

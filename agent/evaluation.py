@@ -33,7 +33,7 @@ from pathlib import Path
 from agent.answer_sources import answer_body
 from agent.knowledge.passages import heading_only, unit_key
 from agent.pipeline import QuestionContext, answer_compose, verification_names
-from agent.verification import split_sentences, verify_draft
+from agent.verification import ReportBucket, kinds_in_bucket, split_sentences, verify_draft
 from conversations.models import Room
 from vendors.selectors import room_name_resolve, vendor_get_by_code
 
@@ -61,20 +61,20 @@ class CaseResult:
 class EvaluationReport:
     cases: list[CaseResult]
 
-    def _count(self, kind: str) -> int:
-        return sum(1 for case in self.cases for v in case.delivered_violations if v["kind"] == kind)
+    def _count_bucket(self, bucket: ReportBucket) -> int:
+        kinds = set(kinds_in_bucket(bucket))
+        return sum(1 for case in self.cases for v in case.delivered_violations if v["kind"] in kinds)
 
     def as_dict(self) -> dict:
         answered = [c for c in self.cases if c.status in ("answered", "no_evidence")]
         latencies = sorted(c.latency_ms for c in self.cases) or [0]
         hits = [c.evidence_hit for c in self.cases if c.evidence_hit is not None]
-        value_kinds = ("amount", "percent", "percent_point", "brand_unsupported", "brand_misspelt")
         judged = [c for c in self.cases if c.verdict]
         return {
             "cases": len(self.cases),
-            "delivered_violations": sum(self._count(kind) for kind in value_kinds),
-            "untrue_action_claims": self._count("action_claim"),
-            "other_vendor_leaks": self._count("other_vendor"),
+            "delivered_violations": self._count_bucket(ReportBucket.UNSUPPORTED_VALUE),
+            "untrue_action_claims": self._count_bucket(ReportBucket.ACTION_CLAIM),
+            "other_vendor_leaks": self._count_bucket(ReportBucket.OTHER_VENDOR),
             "wrong_answers": sum(c.verdict == "wrong" for c in judged),
             "answer_defects": sum(len(c.defects) for c in self.cases),
             "held_rate": _rate(sum(c.status == "held" for c in self.cases), len(self.cases)),

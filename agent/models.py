@@ -17,7 +17,7 @@ class FaqEntry(models.Model):
     # sha256 of the normalised question: how a repeated question is recognised (see faq_services.question_key).
     question_key = models.CharField("질문 키", max_length=64, db_index=True, editable=False)
     category = models.CharField("분류", max_length=100, blank=True, db_index=True)
-    url = models.URLField("URL", max_length=500, blank=True)
+    url = models.URLField("링크(URL)", max_length=500, blank=True)
     source = models.CharField("출처", max_length=100, blank=True)
     source_id = models.CharField("출처 ID", max_length=200, blank=True)
     source_created_at = models.DateTimeField("원본 작성 시각")
@@ -36,8 +36,8 @@ class FaqEntry(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        verbose_name = "FAQ"
-        verbose_name_plural = "FAQ"
+        verbose_name = "FAQ 항목"
+        verbose_name_plural = "FAQ 항목"
         constraints = [
             models.UniqueConstraint(
                 fields=["question_key"], condition=models.Q(status="active"), name="faq_one_active_per_question"
@@ -70,9 +70,9 @@ class FaqVersion(models.Model):
         CURATION = "curation", "큐레이션(직원 변경)"
 
     entry = models.ForeignKey(
-        FaqEntry, verbose_name="FAQ", null=True, on_delete=models.SET_NULL, related_name="versions"
+        FaqEntry, verbose_name="FAQ 항목", null=True, on_delete=models.SET_NULL, related_name="versions"
     )
-    entry_ref = models.PositiveBigIntegerField("FAQ ID")  # survives deletion of the entry
+    entry_ref = models.PositiveBigIntegerField("FAQ 번호")  # survives deletion of the entry
     # The question's key (faq_services.question_key) at this version: a deleted or renamed question is still
     # known by its key, so a later file load can tell that staff removed it.
     question_key = models.CharField("질문 키", max_length=64, blank=True, editable=False)
@@ -92,7 +92,7 @@ class FaqVersion(models.Model):
         ]
 
     def __str__(self):
-        return f"FAQ#{self.entry_ref} {self.reason}"
+        return f"FAQ #{self.entry_ref} {self.get_reason_display()}"
 
 
 # --- FAQ training uploads (a spreadsheet of Q/A rows, conflicts reviewed by staff) ---
@@ -153,7 +153,7 @@ class TrainingJobRow(models.Model):
     question_key = models.CharField("질문 키", max_length=64, blank=True, editable=False)
     answer = models.TextField("답변", blank=True)
     category = models.CharField("분류", max_length=200, blank=True)
-    url = models.CharField("URL", max_length=1000, blank=True)
+    url = models.CharField("링크(URL)", max_length=1000, blank=True)
     source = models.CharField("출처", max_length=200, blank=True)
     status = models.CharField("결과", max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     reason = models.TextField("사유", blank=True)
@@ -374,7 +374,9 @@ class AnswerRun(models.Model):
         NO_EVIDENCE = "no_evidence", "근거 없음"
         FAILED = "failed", "실패"
 
-    question = models.ForeignKey("conversations.Question", on_delete=models.CASCADE, related_name="runs")
+    question = models.ForeignKey(
+        "conversations.Question", verbose_name="질문", on_delete=models.CASCADE, related_name="runs"
+    )
     attempt = models.PositiveIntegerField("시도", default=1)
     provider = models.CharField("LLM 제공자", max_length=32)
     model_name = models.CharField("모델", max_length=100, blank=True)
@@ -388,14 +390,19 @@ class AnswerRun(models.Model):
     outcome_reason = models.CharField("결과 사유", max_length=200, blank=True)
     final_text = models.TextField("최종 답변", blank=True)
     awaiting_review = models.BooleanField("검토 대기", default=False)
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
-    llm_calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField("입력 토큰", default=0)
+    completion_tokens = models.PositiveIntegerField("출력 토큰", default=0)
+    llm_calls = models.PositiveIntegerField("LLM 호출 수", default=0)
     latency_ms = models.PositiveIntegerField("소요(ms)", default=0)
     stage_ms = models.JSONField("단계별 소요(ms)", default=dict, blank=True)
     error = models.TextField("오류", blank=True)
     send_job = models.ForeignKey(
-        "delivery.SendJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="answer_runs"
+        "delivery.SendJob",
+        verbose_name="발송 작업",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="answer_runs",
     )
     worker = models.CharField("작업자", max_length=200, blank=True)  # host:pid of the process that ran it
     lease_expires_at = models.DateTimeField("리스 만료", null=True, blank=True)
@@ -417,20 +424,20 @@ class AnswerRun(models.Model):
         indexes = [models.Index(fields=["started_at"], name="answer_run_started")]
 
     def __str__(self):
-        return f"q#{self.question_id} 시도 {self.attempt}: {self.outcome or '진행 중'}"
+        return f"질문 #{self.question_id} 시도 {self.attempt}: {self.get_outcome_display() or '진행 중'}"
 
 
 class RunEvidence(models.Model):
     """An evidence item as the model saw it (already masked), in the order it was given."""
 
-    run = models.ForeignKey(AnswerRun, on_delete=models.CASCADE, related_name="evidence")
+    run = models.ForeignKey(AnswerRun, verbose_name="답변 실행", on_delete=models.CASCADE, related_name="evidence")
     round = models.PositiveSmallIntegerField("라운드", default=0)
     position = models.PositiveSmallIntegerField("순서")
     source_kind = models.CharField("출처 종류", max_length=16)
     reference = models.CharField("참조", max_length=200)
     workspace = models.CharField("워크스페이스", max_length=64, blank=True)
     title = models.CharField("제목", max_length=300, blank=True)
-    url = models.URLField("URL", max_length=500, blank=True)
+    url = models.URLField("링크(URL)", max_length=500, blank=True)
     text = models.TextField("내용")
     score = models.FloatField("점수", default=0)
     mask_count = models.PositiveIntegerField("가린 벤더명 수", default=0)
@@ -447,7 +454,7 @@ class RunEvidence(models.Model):
 class DraftRound(models.Model):
     """One draft of the answer and what the verification engine found in it."""
 
-    run = models.ForeignKey(AnswerRun, on_delete=models.CASCADE, related_name="rounds")
+    run = models.ForeignKey(AnswerRun, verbose_name="답변 실행", on_delete=models.CASCADE, related_name="rounds")
     number = models.PositiveSmallIntegerField("라운드")
     draft = models.TextField("초안", blank=True)
     violations = models.JSONField("위반", default=list, blank=True)
@@ -461,13 +468,13 @@ class DraftRound(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "number"], name="draft_round_unique_number")]
 
     def __str__(self):
-        return f"run#{self.run_id} round {self.number}"
+        return f"실행 #{self.run_id} 라운드 {self.number}"
 
 
 class ToolCallRecord(models.Model):
     """A tool call the model asked for: allowed or blocked, with its arguments, duration and result summary."""
 
-    run = models.ForeignKey(AnswerRun, on_delete=models.CASCADE, related_name="tool_calls")
+    run = models.ForeignKey(AnswerRun, verbose_name="답변 실행", on_delete=models.CASCADE, related_name="tool_calls")
     round = models.PositiveSmallIntegerField("라운드", default=0)
     position = models.PositiveSmallIntegerField("순서")
     name = models.CharField("도구", max_length=64)
@@ -497,14 +504,20 @@ class AnswerReview(models.Model):
         CORRECT = "correct", "정정 발송"
         MARK_WRONG = "mark_wrong", "오답 표시"
 
-    question = models.ForeignKey("conversations.Question", on_delete=models.CASCADE, related_name="reviews")
-    run = models.ForeignKey(AnswerRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="reviews")
+    question = models.ForeignKey(
+        "conversations.Question", verbose_name="질문", on_delete=models.CASCADE, related_name="reviews"
+    )
+    run = models.ForeignKey(
+        AnswerRun, verbose_name="답변 실행", null=True, blank=True, on_delete=models.SET_NULL, related_name="reviews"
+    )
     action = models.CharField("조치", max_length=16, choices=Action.choices)
     text = models.TextField("보낸 답변", blank=True)
     reason = models.TextField("사유", blank=True)
     violations = models.JSONField("재검증 위반", default=list, blank=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name="직원", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField("시각", auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]

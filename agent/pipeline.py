@@ -26,7 +26,7 @@ from agent.llm.rewrite import query_rewrite
 from agent.tools import ToolContext, ToolExecution, tool_execute, tool_get, tools_offered
 from agent.tools.registry import ToolResult
 from agent.tools.retrieval import evidence_text
-from agent.verification import split_sentences, verify_draft
+from agent.verification import OTHER_VENDOR_PLACEHOLDER, Research, kind_info, split_sentences, verify_draft
 from agent.verification.sentences import text_without
 from conversations.models import Room
 
@@ -212,6 +212,7 @@ class _Composer:
                 other_vendor_names=names.other_vendors,
                 confirmed_actions=self.trace.confirmed_actions,
                 judge=judge,
+                question=self.context.question_text,
             )
             clean, asked_back = remove_questions_back(result.clean_text)
             self.trace.rounds.append(
@@ -378,9 +379,10 @@ def _research_query(query: str, violations) -> str:
     """Search again with the reasons attached: the flagged values and suggested brands narrow the search."""
     extra = []
     for violation in violations:
-        if violation.suggestion and violation.suggestion != "[다른 벤더]":
-            extra.append(violation.suggestion)
-        elif violation.kind in ("amount", "percent", "percent_point", "brand_unsupported", "brand_misspelt"):
+        info = kind_info(violation.kind)
+        if violation.suggestion and violation.suggestion != OTHER_VENDOR_PLACEHOLDER:
+            extra.append(str(violation.suggestion))
+        elif info is not None and info.research == Research.FLAGGED_TEXT:
             extra.append(violation.text)
     return " ".join([query, *dict.fromkeys(extra)])[:300]
 

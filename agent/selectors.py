@@ -4,7 +4,7 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -13,12 +13,20 @@ from django.db.models import Aggregate, Count, Exists, FloatField, Max, OuterRef
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from agent.models import AnswerReview, AnswerRun, AttentionItem, DraftRound, RunEvidence, ToolCallRecord
+from agent.models import (
+    AnswerReview,
+    AnswerRun,
+    AttentionItem,
+    DraftRound,
+    KnowledgeWorkspace,
+    RunEvidence,
+    ToolCallRecord,
+)
 from conversations.models import Message, Question
 from delivery.models import SendJob
-from delivery.selectors import send_job_history, send_jobs_for_question
+from delivery.selectors import device_names, send_job_history, send_jobs_for_question
 from monitoring.business_hours import business_seconds_between
-from monitoring.models import AuditEvent, LivenessMarker
+from monitoring.models import Alert, AuditEvent, LivenessMarker
 
 
 def room_history(*, room, before: Message) -> list[dict]:
@@ -218,6 +226,16 @@ def attention_vendors() -> list[tuple[int, str]]:
     return list(Vendor.objects.filter(pk__in=ids).order_by("name").values_list("pk", "name")[:500])
 
 
+def staff_counts() -> dict[str, int]:
+    """The admin index's three numbers: open items of the attention list, open alerts (not
+    yet acknowledged), and send jobs not (yet) delivered — waiting, on their way, failed or of unknown state."""
+    return {
+        "attention": attention_queue(AttentionFilters(), user=None).count(),
+        "alerts": Alert.objects.filter(status=Alert.Status.OPEN).count(),
+        "unsent": SendJob.objects.exclude(state=SendJob.State.SENT).count(),
+    }
+
+
 def answer_run_awaiting_approval(*, question: Question) -> AnswerRun | None:
     """The latest run when its answer was not sent and may still be approved by staff, else None."""
     run = question.runs.order_by("-attempt").first()
@@ -246,6 +264,9 @@ class QuestionAudit:
     markers: list[LivenessMarker]
     reviews: list[AnswerReview]
     approvable_run: AnswerRun | None
+    # Names staff know things by: sender devices (by id, as audit rows name them) and hub workspaces (by slug).
+    device_names: dict[str, str]
+    workspace_titles: dict[str, str]
 
 
 def question_audit(*, question: Question, run_id: int | None = None) -> QuestionAudit:
@@ -253,34 +274,83 @@ def question_audit(*, question: Question, run_id: int | None = None) -> Question
     run = next((r for r in runs if r.pk == run_id), None) if run_id is not None else None
     run = run or (runs[0] if runs else None)
     jobs = send_jobs_for_question(question=question).prefetch_related("items")
+    send_jobs = [SendJobAudit(job=job, history=list(send_job_history(job=job))) for job in jobs]
+    evidence = list(run.evidence.order_by("round", "position")) if run else []
+    device_ids = {event.actor_id for item in send_jobs for event in item.history if event.actor_kind == "device"}
+    device_ids |= {str(item.job.claimed_by_id) for item in send_jobs if item.job.claimed_by_id}
+    slugs = {item.workspace for item in evidence if item.workspace}
     return QuestionAudit(
         question=question,
         runs=runs,
         run=run,
-        evidence=list(run.evidence.order_by("round", "position")) if run else [],
+        evidence=evidence,
         rounds=list(run.rounds.order_by("number")) if run else [],
         tool_calls=list(run.tool_calls.order_by("round", "position")) if run else [],
-        send_jobs=[SendJobAudit(job=job, history=list(send_job_history(job=job))) for job in jobs],
+        send_jobs=send_jobs,
         markers=list(LivenessMarker.objects.filter(question=question).order_by("created_at", "pk")),
         reviews=list(question.reviews.select_related("actor").order_by("created_at", "pk")),
         approvable_run=answer_run_awaiting_approval(question=question),
+        device_names=device_names(device_ids=device_ids),
+        workspace_titles=dict(KnowledgeWorkspace.objects.filter(slug__in=slugs).values_list("slug", "title"))
+        if slugs
+        else {},
     )
+
+
+@dataclass(frozen=True)
+class StatisticsWindow:
+    """The days (Seoul dates, both ends included) and optionally the one vendor the statistics count."""
+
+    first_day: date
+    last_day: date
+    vendor_id: int | None = None
+
+    @classmethod
+    def last_days(cls, days: int, *, now: datetime | None = None, vendor_id: int | None = None):
+        today = timezone.localtime(now or timezone.now(), STATISTICS_TIMEZONE).date()
+        return cls(first_day=today - timedelta(days=days - 1), last_day=today, vendor_id=vendor_id)
+
+    @property
+    def start(self) -> datetime:
+        return datetime.combine(self.first_day, time.min, tzinfo=STATISTICS_TIMEZONE)
+
+    @property
+    def end(self) -> datetime:
+        """Midnight after the last day (exclusive)."""
+        return datetime.combine(self.last_day + timedelta(days=1), time.min, tzinfo=STATISTICS_TIMEZONE)
+
+    @property
+    def days(self) -> int:
+        return (self.last_day - self.first_day).days + 1
+
+    def questions(self) -> QuerySet[Question]:
+        queryset = Question.objects.filter(created_at__gte=self.start, created_at__lt=self.end)
+        return queryset if self.vendor_id is None else queryset.filter(vendor_id=self.vendor_id)
+
+    def run_filter(self, prefix: str = "") -> Q:
+        """The window's runs, as a filter on `AnswerRun` (or through `prefix`, e.g. `run__`, on a related model)."""
+        condition = Q(**{f"{prefix}started_at__gte": self.start, f"{prefix}started_at__lt": self.end})
+        if self.vendor_id is not None:
+            condition &= Q(**{f"{prefix}question__vendor_id": self.vendor_id})
+        return condition
+
+
+def _window(days: int, now: datetime | None, window: StatisticsWindow | None) -> StatisticsWindow:
+    return window or StatisticsWindow.last_days(days, now=now)
 
 
 def statistics_window_start(*, days: int, now: datetime | None = None) -> datetime:
     """Midnight (Seoul) of the first of the last `days` days, today included."""
-    today = timezone.localtime(now or timezone.now(), STATISTICS_TIMEZONE).date()
-    first = today - timedelta(days=days - 1)
-    return datetime.combine(first, time.min, tzinfo=STATISTICS_TIMEZONE)
+    return StatisticsWindow.last_days(days, now=now).start
 
 
-def statistics_daily(*, days: int = 14, now: datetime | None = None) -> list[dict]:
+def statistics_daily(*, days: int = 14, now: datetime | None = None, window: StatisticsWindow | None = None) -> list:
     """Per Seoul day, oldest first, every day present: questions asked (`total`) and how many ended in each
     terminal status (keys are the status values)."""
-    start = statistics_window_start(days=days, now=now)
+    window = _window(days, now, window)
     counts = {
         row["day"]: row
-        for row in Question.objects.filter(created_at__gte=start)
+        for row in window.questions()
         .order_by()
         .annotate(day=TruncDate("created_at", tzinfo=STATISTICS_TIMEZONE))
         .values("day")
@@ -288,32 +358,36 @@ def statistics_daily(*, days: int = 14, now: datetime | None = None) -> list[dic
     }
     empty = {"total": 0, **dict.fromkeys(DAILY_STATUSES, 0)}
     rows = []
-    for offset in range(days):
-        day = start.date() + timedelta(days=offset)
+    for offset in range(window.days):
+        day = window.first_day + timedelta(days=offset)
         row = counts.get(day, empty)
         rows.append({"day": day, "total": row["total"], **{status: row[status] for status in DAILY_STATUSES}})
     return rows
 
 
-def statistics_violations_by_kind(*, days: int = 14, now: datetime | None = None) -> list[dict]:
+def statistics_violations_by_kind(
+    *, days: int = 14, now: datetime | None = None, window: StatisticsWindow | None = None
+) -> list[dict]:
     """Violations the verification found in every draft round of the window's runs, by kind, most first (then by
     kind): `{"kind", "count", "runs"}` (`runs`: how many runs had at least one). PostgreSQL unnests the JSON
     lists itself; elsewhere Python reads the non-empty lists."""
-    start = statistics_window_start(days=days, now=now)
+    window = _window(days, now, window)
     if connection.vendor == "postgresql":
-        return _violations_by_kind_postgresql(start)
-    return violations_by_kind_python(start)
+        return _violations_by_kind_postgresql(window)
+    return violations_by_kind_python(window.start, window=window)
 
 
-def _violations_by_kind_postgresql(start: datetime) -> list[dict]:
+def _violations_by_kind_postgresql(window: StatisticsWindow) -> list[dict]:
+    vendor = "AND question.vendor_id = %s" if window.vendor_id is not None else ""
     sql = f"""
         SELECT COALESCE(item->>'kind', 'unknown') AS kind, COUNT(*), COUNT(DISTINCT draft.run_id)
         FROM {DraftRound._meta.db_table} AS draft
         JOIN {AnswerRun._meta.db_table} AS answer_run ON answer_run.id = draft.run_id
+        JOIN {Question._meta.db_table} AS question ON question.id = answer_run.question_id
         CROSS JOIN LATERAL jsonb_array_elements(
             CASE WHEN jsonb_typeof(draft.violations) = 'array' THEN draft.violations ELSE '[]'::jsonb END
         ) AS item
-        WHERE answer_run.started_at >= %s
+        WHERE answer_run.started_at >= %s AND answer_run.started_at < %s {vendor}
         GROUP BY 1
         ORDER BY 2 DESC, 1
     """
@@ -321,20 +395,17 @@ def _violations_by_kind_postgresql(start: datetime) -> list[dict]:
         # The planner guesses 100 elements per list, so the estimate passes the JIT threshold and compiling
         # would take several times longer than the query itself.
         cursor.execute("SET LOCAL jit = off")
-        cursor.execute(sql, [start])
+        cursor.execute(sql, [window.start, window.end, *([window.vendor_id] if vendor else [])])
         return [{"kind": kind, "count": count, "runs": runs} for kind, count, runs in cursor.fetchall()]
 
 
-def violations_by_kind_python(start: datetime) -> list[dict]:
-    """The portable path of `statistics_violations_by_kind` (public so tests can hold both to the same data)."""
+def violations_by_kind_python(start: datetime, *, window: StatisticsWindow | None = None) -> list[dict]:
+    """The portable path of `statistics_violations_by_kind` (public so tests can hold both to the same data):
+    the runs since `start`, or those of `window`."""
     counts: Counter = Counter()
     runs_by_kind: dict[str, set] = defaultdict(set)
-    rounds = (
-        DraftRound.objects.filter(run__started_at__gte=start)
-        .exclude(violations=[])
-        .order_by()
-        .values_list("run_id", "violations")
-    )
+    runs = window.run_filter("run__") if window else Q(run__started_at__gte=start)
+    rounds = DraftRound.objects.filter(runs).exclude(violations=[]).order_by().values_list("run_id", "violations")
     for run_id, violations in rounds.iterator(chunk_size=2000):
         for violation in violations:
             kind = violation.get("kind") or "unknown"
@@ -349,15 +420,17 @@ def question_text_key(text: str) -> str:
     return _NOT_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
-def statistics_frequent_questions(*, days: int = 14, limit: int = 10, now: datetime | None = None) -> list[dict]:
+def statistics_frequent_questions(
+    *, days: int = 14, limit: int = 10, now: datetime | None = None, window: StatisticsWindow | None = None
+) -> list[dict]:
     """The most asked questions of the window by normalised text: `{"text" (newest wording), "count"}`, most first.
 
     The database counts identical texts first, so Python normalises each distinct wording once."""
-    start = statistics_window_start(days=days, now=now)
+    window = _window(days, now, window)
     counts: Counter = Counter()
     newest: dict[str, tuple[datetime, str]] = {}
     wordings = (
-        Question.objects.filter(created_at__gte=start)
+        window.questions()
         .order_by()
         .values("text")
         .annotate(asked=Count("pk"), last_asked=Max("created_at"))
@@ -385,13 +458,15 @@ def statistics_unanswered_questions(*, limit: int = 10) -> list[Question]:
     )
 
 
-def statistics_source_split(*, days: int = 14, now: datetime | None = None) -> list[dict]:
+def statistics_source_split(
+    *, days: int = 14, now: datetime | None = None, window: StatisticsWindow | None = None
+) -> list[dict]:
     """Evidence items given to the model in the window by source: `{"source_kind", "items", "runs"}`, the three
     known sources always present (record, hub, faq), any other kind after them."""
-    start = statistics_window_start(days=days, now=now)
+    window = _window(days, now, window)
     rows = {
         row["source_kind"]: row
-        for row in RunEvidence.objects.filter(run__started_at__gte=start)
+        for row in RunEvidence.objects.filter(window.run_filter("run__"))
         .order_by()
         .values("source_kind")
         .annotate(items=Count("pk"), runs=Count("run", distinct=True))
@@ -403,19 +478,52 @@ def statistics_source_split(*, days: int = 14, now: datetime | None = None) -> l
     ]
 
 
+def statistics_rates(*, window: StatisticsWindow) -> dict:
+    """How much the agent did alone and how often staff stepped in, over the window's questions:
+
+    - `automation`: answered questions that reached the room with no staff review at all, per question asked;
+    - `override`: staff sends that overrode the verification, per staff send (approve or override);
+    - `marked_wrong`: answered questions staff marked wrong, per answered question.
+
+    Each rate is a fraction (None when its denominator is 0) with its numerator and denominator."""
+    questions = window.questions()
+    reviews = AnswerReview.objects.filter(question__in=questions)
+    answered = questions.filter(status=Question.Status.ANSWERED)
+    counts = {
+        "asked": questions.count(),
+        "automatic": answered.exclude(Exists(AnswerReview.objects.filter(question=OuterRef("pk")))).count(),
+        "answered": answered.count(),
+        "staff_sends": reviews.filter(action__in=[AnswerReview.Action.APPROVE, AnswerReview.Action.OVERRIDE]).count(),
+        "overrides": reviews.filter(action=AnswerReview.Action.OVERRIDE).count(),
+        "marked_wrong": answered.filter(
+            Exists(AnswerReview.objects.filter(question=OuterRef("pk"), action=AnswerReview.Action.MARK_WRONG))
+        ).count(),
+    }
+
+    def rate(numerator: str, denominator: str) -> dict:
+        top, bottom = counts[numerator], counts[denominator]
+        return {"rate": top / bottom if bottom else None, "count": top, "of": bottom}
+
+    return {
+        "automation": rate("automatic", "asked"),
+        "override": rate("overrides", "staff_sends"),
+        "marked_wrong": rate("marked_wrong", "answered"),
+    }
+
+
 class _PercentileCont(Aggregate):
     function = "PERCENTILE_CONT"
     template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
     output_field = FloatField()
 
 
-def statistics_latency_percentiles(*, days: int = 14, now: datetime | None = None) -> dict:
+def statistics_latency_percentiles(
+    *, days: int = 14, now: datetime | None = None, window: StatisticsWindow | None = None
+) -> dict:
     """p50 / p95 of run latency over the window's runs that went through the pipeline: `{"count", "p50", "p95"}`
     in ms to one decimal (None without runs). PostgreSQL computes them; elsewhere Python does, over at most
     `LATENCY_SAMPLE_LIMIT` of the newest runs. Both interpolate linearly (`percentile_cont`)."""
-    runs = AnswerRun.objects.filter(
-        started_at__gte=statistics_window_start(days=days, now=now), outcome__in=TIMED_OUTCOMES
-    ).order_by()
+    runs = AnswerRun.objects.filter(_window(days, now, window).run_filter(), outcome__in=TIMED_OUTCOMES).order_by()
     if connection.vendor == "postgresql":
         row = runs.aggregate(
             count=Count("pk"),

@@ -11,7 +11,9 @@ the call's own cost. Modes, measured interleaved call by call so that they share
 (b) the same draft and evidence again — a rewrite round or a repeated question (passage memos warm);
 (c) as (b) with the name sets as plain lists (the index is found in the cache keyed by the names);
 (d) baseline, same run: the engine with the name search done by a loop over the names (``str.find`` and
-    one Levenshtein distance per name), what the multi-pattern automaton and the deletion index replace.
+    one Levenshtein distance per name), what the multi-pattern automaton and the deletion index replace;
+(e) baseline, same run: as (a) with the checks of dates, times, quantities, contacts and swapped values off
+    (the engine before they were added), on twin cases of the same shape, call by call interleaved with (a).
 
 It also times the evidence number check alone against its own baseline (a full parse of every passage).
 The evidence number patterns are compiled before timing, as a long-running worker has them after its first
@@ -21,16 +23,18 @@ questions (the one-off compile time is printed). Prints a markdown section for d
 import os
 import platform
 import random
+import re
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rapidfuzz.distance import Levenshtein
 
-from agent.verification import NameIndex, parse_quantities, verify_draft
+from agent.verification import NameIndex, engine, parse_quantities, verify_draft
 from agent.verification.brands import NameMatch, _is_word_occurrence, name_patterns
 from agent.verification.korean import fold
 from agent.verification.numbers import _number_run_patterns, quantity_values_among
@@ -113,6 +117,7 @@ _EVIDENCE_TEMPLATES = [
     "{brand} 모델 S{model} 의 공급가는 {price2}만 {rest:,}원이며 프로모션은 {rate2}~{rate3}% 범위입니다.",
     "입점 계약은 {month}개월 단위로 갱신되며 해지는 30일 전에 서면으로 통보해야 합니다.",
     "{brand} 상품의 검수 기준은 포장 상태와 유통기한이며 불량은 입고 후 {day}일 안에 회신합니다.",
+    "발주 마감은 평일 오후 {hour}시이며 물류센터 입고는 {open:02d}:00~{close}:00 (월~금)에 가능합니다.",
 ]
 _DRAFT_FILLERS = [
     "상세 조건은 계약서 기준으로 적용되며 변동 사항이 생기면 바로 알려드리겠습니다.",
@@ -153,6 +158,9 @@ def _evidence_passage(rng: random.Random, counterpart: str, evidence_brands: lis
                 rest=rng.randrange(0, 10) * 1000,
                 rate2=rng.choice([5, 10]),
                 rate3=rng.choice([15, 20]),
+                hour=rng.randint(1, 5),
+                open=rng.choice([8, 9, 10]),
+                close=rng.choice([17, 18]),
             )
         )
     return " ".join(parts)[:PASSAGE_CHARS]
@@ -176,7 +184,11 @@ def build_cases(count: int, seed: int = 7) -> tuple[list[str], list[dict]]:
         counterpart, other_vendor = rng.sample(vendors, 2)
         evidence_brands = rng.sample(long_brands, 12)
         passages = [_evidence_passage(rng, counterpart, evidence_brands) for _ in range(PASSAGE_COUNT)]
-        amount = next(word for word in "\n".join(passages).split() if word.endswith("원이며"))[: -len("이며")]
+        joined = "\n".join(passages)
+        amount = next(word for word in joined.split() if word.endswith("원이며"))[: -len("이며")]
+        day = re.search(r"매월 ([0-9]+)일", joined)
+        boxes = re.search(r"최소 주문 수량은 ([0-9]+)박스", joined)
+        phone = re.search(r"02-[0-9]{4}-[0-9]{4}", joined)
         supported, misspelt_source = evidence_brands[0], evidence_brands[1]
         misspelt = misspelt_source[:-1] + ("됴" if misspelt_source[-1] != "됴" else "듀")
         unsupported = rng.choice([name for name in brands if name not in evidence_brands])
@@ -188,6 +200,10 @@ def build_cases(count: int, seed: int = 7) -> tuple[list[str], list[dict]]:
             f"{unsupported} 제품도 함께 검토해 보시면 좋겠습니다.",
             f"참고로 {other_vendor}에서도 비슷한 조건으로 진행 중입니다.",
             "제안서는 메일로 보내드렸습니다.",
+            # dates, times, quantities, contacts: three the evidence states, one clock time it does not
+            f"정산은 매월 {day.group(1) if day else 10}일이고 최소 주문은 {boxes.group(1) if boxes else 5}박스이며 "
+            f"발주 마감은 오후 {rng.choice([6, 7])}시입니다. "
+            f"문의는 {phone.group() if phone else '02-0000-0000'}로 주세요.",
         ]
         draft = " ".join(sentences)
         fillers = rng.sample(_DRAFT_FILLERS, len(_DRAFT_FILLERS))
@@ -245,6 +261,28 @@ def compile_number_patterns() -> None:
     _number_run_patterns("")
 
 
+@contextmanager
+def earlier_kinds_only():
+    """The engine without the checks of dates, times, quantities, contacts and swapped values."""
+    saved = engine.parse_values, engine.find_swaps
+    engine.parse_values = lambda text: []
+    engine.find_swaps = lambda *arguments: []
+    try:
+        yield
+    finally:
+        engine.parse_values, engine.find_swaps = saved
+
+
+def _ratio_text(slow: "Timings", fast: "Timings") -> str:
+    """Median and p95 ratios of two modes, wall and CPU."""
+    parts = []
+    for values in ("wall", "cpu"):
+        median = statistics.median(getattr(slow, values)) / statistics.median(getattr(fast, values))
+        p95 = _percentile(getattr(slow, values), 0.95) / _percentile(getattr(fast, values), 0.95)
+        parts.append(f"{median:.2f}× at the median and {p95:.2f}× at p95 ({values})")
+    return ", ".join(parts)
+
+
 def _timed(call) -> tuple[float, float]:
     """(wall ms, CPU ms) of one call."""
     wall_started, cpu_started = time.perf_counter(), time.process_time()
@@ -275,9 +313,10 @@ class Timings:
 
 
 def main() -> None:
-    brands, cases = build_cases(WARMUP_RUNS + MEASURED_RUNS + NUMBER_CHECK_RUNS)
-    number_cases = cases[WARMUP_RUNS + MEASURED_RUNS :]
-    cases = cases[: WARMUP_RUNS + MEASURED_RUNS]
+    brands, cases = build_cases(2 * (WARMUP_RUNS + MEASURED_RUNS) + NUMBER_CHECK_RUNS)
+    number_cases = cases[2 * (WARMUP_RUNS + MEASURED_RUNS) :]
+    twins = cases[1 : 2 * (WARMUP_RUNS + MEASURED_RUNS) : 2]  # the same shape, other evidence: for (e)
+    cases = cases[: 2 * (WARMUP_RUNS + MEASURED_RUNS) : 2]
     all_vendors = cases[0]["other_vendors"] + cases[0]["counterpart"]
     started = time.perf_counter()
     brand_index = NameIndex.build(brands)
@@ -298,14 +337,18 @@ def main() -> None:
         )
 
     new_evidence, seen_evidence, plain_lists, baseline = Timings(), Timings(), Timings(), Timings()
-    for index, case in enumerate(cases):  # every case's evidence is new to the engine on its first call
+    earlier_kinds = Timings()
+    for index, (case, twin) in enumerate(zip(cases, twins, strict=True)):  # evidence new on each first call
         first = _timed(lambda case=case: verify(case))
         second = _timed(lambda case=case: verify(case))
         third = _timed(lambda case=case: verify(case, brands, all_vendors))
+        with earlier_kinds_only():
+            fourth = _timed(lambda twin=twin: verify(twin))
         if index >= WARMUP_RUNS:
             new_evidence.add(first)
             seen_evidence.add(second)
             plain_lists.add(third)
+            earlier_kinds.add(fourth)
 
     kinds = sorted({str(violation.kind) for case in cases for violation in verify(case).violations})
     violation_counts = [len(verify(case).violations) for case in cases]
@@ -353,6 +396,9 @@ def main() -> None:
         seen_evidence.row("(b) same draft and evidence again (rewrite round, repeated question)"),
         plain_lists.row("(c) as (b), name sets as plain lists (index cache keyed by the names)"),
         baseline.row("(d) baseline: as (b) with a loop over the names"),
+        earlier_kinds.row("(e) baseline: as (a) without dates, times, quantities, contacts, swaps (twin cases)"),
+        "",
+        f"All kinds vs the earlier kinds only (a vs e): {_ratio_text(new_evidence, earlier_kinds)}.",
         "",
         f"Multi-pattern name search vs the loop (b vs d, medians): {ratio(baseline, seen_evidence, 'wall')} wall, "
         f"{ratio(baseline, seen_evidence, 'cpu')} CPU. Building both indexes once took {build_ms:,.0f} ms; compiling "

@@ -9,12 +9,24 @@ from conversations.models import Message, QuarantinedMessage, Question, Room, Up
 from conversations.services import room_kind_set
 from conversations.storable import storable_json
 from vendors.admin_actions import rooms_re_resolve
+from vendors.resolution import REASON_LABELS
+
+
+class ResolutionReasonFilter(admin.SimpleListFilter):
+    title = "매칭 사유"
+    parameter_name = "resolution_reason"
+
+    def lookups(self, request, model_admin):
+        return list(REASON_LABELS.items())
+
+    def queryset(self, request, queryset):
+        return queryset if self.value() is None else queryset.filter(resolution_reason=self.value())
 
 
 @admin.register(Room)
 class RoomAdmin(ReadOnlyAdmin):
-    list_display = ("name", "kind", "resolution_status", "vendor", "resolution_reason", "resend_dropped_count")
-    list_filter = ("resolution_status", "kind", "resolution_reason")
+    list_display = ("name", "kind", "resolution_status", "vendor", "reason_display", "resend_dropped_count")
+    list_filter = ("resolution_status", "kind", ResolutionReasonFilter)
     search_fields = ("name", "stable_key", "vendor__name", "vendor__code")
     readonly_fields = (
         "stable_key",
@@ -22,7 +34,7 @@ class RoomAdmin(ReadOnlyAdmin):
         "kind",
         "resolution_status",
         "vendor",
-        "resolution_reason",
+        "reason_display",
         "candidates_table",
         "assign_link",
         "resolved_name",
@@ -41,8 +53,12 @@ class RoomAdmin(ReadOnlyAdmin):
         return format_html_join(
             "",
             "<div>({}) {} — {}</div>",
-            ((c["code"], c["name"], c["score"]) for c in room.resolution_candidates),
+            ((c["code"], c["name"], f"{c['score']:.2f}") for c in room.resolution_candidates),
         )
+
+    @admin.display(description="사유", ordering="resolution_reason")
+    def reason_display(self, room):
+        return REASON_LABELS.get(room.resolution_reason, room.resolution_reason or "-")
 
     @admin.display(description="벤더 지정")
     def assign_link(self, room):

@@ -28,8 +28,8 @@ class Room(models.Model):
     resolved_name = models.CharField("매칭에 쓴 방 이름", max_length=300, blank=True)
     resolved_at = models.DateTimeField("매칭 시각", null=True, blank=True)
     resend_dropped_count = models.PositiveIntegerField("재전송 제거 수", default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField("등록 시각", auto_now_add=True)
+    updated_at = models.DateTimeField("수정 시각", auto_now=True)
 
     class Meta:
         ordering = ["name"]
@@ -50,14 +50,16 @@ class Room(models.Model):
 class UploadBatch(models.Model):
     """One POST from an uploader device; its result is replayed when the same batch_id comes again."""
 
-    device = models.ForeignKey("delivery.Device", on_delete=models.PROTECT, related_name="upload_batches")
-    batch_id = models.CharField(max_length=100)
-    received_at = models.DateTimeField(auto_now_add=True)
-    message_count = models.PositiveIntegerField(default=0)
-    stored_count = models.PositiveIntegerField(default=0)
-    resend_count = models.PositiveIntegerField(default=0)
-    duplicate_count = models.PositiveIntegerField(default=0)
-    question_count = models.PositiveIntegerField(default=0)
+    device = models.ForeignKey(
+        "delivery.Device", verbose_name="업로드 기기", on_delete=models.PROTECT, related_name="upload_batches"
+    )
+    batch_id = models.CharField("배치 ID", max_length=100)
+    received_at = models.DateTimeField("받은 시각", auto_now_add=True)
+    message_count = models.PositiveIntegerField("받은 메시지 수", default=0)
+    stored_count = models.PositiveIntegerField("저장 수", default=0)
+    resend_count = models.PositiveIntegerField("재전송 수", default=0)
+    duplicate_count = models.PositiveIntegerField("중복 수", default=0)
+    question_count = models.PositiveIntegerField("질문 수", default=0)
     rejected_count = models.PositiveIntegerField("격리 수", default=0)
     cleaned_count = models.PositiveIntegerField("정리 후 저장 수", default=0)
 
@@ -74,8 +76,10 @@ class UploadBatch(models.Model):
 class Message(models.Model):
     """A stored (non-resend) chat message. Audit record: never edited after insert."""
 
-    room = models.ForeignKey(Room, on_delete=models.PROTECT, related_name="messages")
-    batch = models.ForeignKey(UploadBatch, on_delete=models.PROTECT, related_name="messages")
+    room = models.ForeignKey(Room, verbose_name="대화방", on_delete=models.PROTECT, related_name="messages")
+    batch = models.ForeignKey(
+        UploadBatch, verbose_name="업로드 배치", on_delete=models.PROTECT, related_name="messages"
+    )
     sender_name = models.CharField("보낸 사람", max_length=200)
     sent_by_me = models.BooleanField("내가 보냄", default=False)
     text = models.TextField("내용", blank=True)
@@ -89,7 +93,7 @@ class Message(models.Model):
     # Characters the database cannot hold, taken out of a field before storing, counted per field and kind:
     # {"text": {"nul": 2}} (NUL removed), {"sender_name": {"surrogate": 1}} (lone surrogate → U+FFFD).
     cleaning = models.JSONField("저장 전 정리", default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField("저장 시각", auto_now_add=True)
 
     class Meta:
         ordering = ["sent_at", "id"]
@@ -113,14 +117,16 @@ class ResendWindowEntry(models.Model):
     whose window slid past their stored copy, so a Redis restart can be recovered from (written in the ingest
     transaction, read only while Redis may have forgotten keys)."""
 
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="+")
-    key_hash = models.CharField(max_length=64)
-    last_seen_at = models.DateTimeField()
+    room = models.ForeignKey(Room, verbose_name="대화방", on_delete=models.CASCADE, related_name="+")
+    key_hash = models.CharField("키 해시", max_length=64)
+    last_seen_at = models.DateTimeField("마지막으로 본 시각")
     # "<device id>:<batch id>" of the upload that stored the key: a batch id is unique per device only.
-    owner = models.CharField(max_length=130)
-    updated_at = models.DateTimeField(auto_now=True)
+    owner = models.CharField("저장한 업로드", max_length=130)
+    updated_at = models.DateTimeField("수정 시각", auto_now=True)
 
     class Meta:
+        verbose_name = "재전송 창 항목"
+        verbose_name_plural = "재전송 창 항목"
         constraints = [models.UniqueConstraint(fields=["room", "key_hash"], name="resend_window_unique_key")]
         indexes = [models.Index(fields=["updated_at"], name="resend_window_updated")]
 
@@ -166,7 +172,7 @@ class QuarantinedMessage(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.batch_id}#{self.index} {self.reason}"
+        return f"{self.batch_id} #{self.index} {self.get_reason_display()}"
 
 
 class Question(models.Model):
@@ -183,14 +189,14 @@ class Question(models.Model):
 
     TERMINAL_STATUSES = (Status.ANSWERED, Status.HELD, Status.BLOCKED, Status.NO_EVIDENCE, Status.FAILED)
 
-    message = models.OneToOneField(Message, on_delete=models.PROTECT, related_name="question")
-    room = models.ForeignKey(Room, on_delete=models.PROTECT, related_name="questions")
-    vendor = models.ForeignKey("vendors.Vendor", null=True, blank=True, on_delete=models.PROTECT)
+    message = models.OneToOneField(Message, verbose_name="메시지", on_delete=models.PROTECT, related_name="question")
+    room = models.ForeignKey(Room, verbose_name="대화방", on_delete=models.PROTECT, related_name="questions")
+    vendor = models.ForeignKey("vendors.Vendor", verbose_name="벤더", null=True, blank=True, on_delete=models.PROTECT)
     text = models.TextField("질문")
     status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.ACCEPTED)
     outcome_reason = models.CharField("결과 사유", max_length=64, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField("접수 시각", auto_now_add=True)
+    updated_at = models.DateTimeField("수정 시각", auto_now=True)
 
     class Meta:
         ordering = ["-created_at"]

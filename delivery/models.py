@@ -22,16 +22,26 @@ class Device(models.Model):
     name = models.CharField("기기 이름", max_length=100)
     role = models.CharField("역할", max_length=16, choices=Role.choices)
     status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.PENDING)
-    token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
-    pending_token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    token_hash = models.CharField("토큰 해시", max_length=64, unique=True, null=True, blank=True, editable=False)
+    pending_token_hash = models.CharField(
+        "교체 중인 토큰 해시", max_length=64, unique=True, null=True, blank=True, editable=False
+    )
     token_issued_at = models.DateTimeField("토큰 발급", null=True, blank=True, editable=False)
     token_expires_at = models.DateTimeField("토큰 만료", null=True, blank=True, editable=False)
     token_rotation_requested_at = models.DateTimeField("토큰 교체 요청", null=True, blank=True, editable=False)
-    pairing_code_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    pairing_code_hash = models.CharField(
+        "페어링 코드 해시", max_length=64, unique=True, null=True, blank=True, editable=False
+    )
     pairing_expires_at = models.DateTimeField("코드 만료", null=True, blank=True, editable=False)
     client_name = models.CharField("기기가 알린 이름", max_length=100, blank=True, editable=False)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+        settings.AUTH_USER_MODEL,
+        verbose_name="등록한 직원",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
     )
     created_at = models.DateTimeField("등록", auto_now_add=True)
     paired_at = models.DateTimeField("페어링", null=True, blank=True, editable=False)
@@ -154,13 +164,13 @@ class SendJobItem(models.Model):
         PHOTO = "photo", "사진"
         FILE = "file", "파일"
 
-    job = models.ForeignKey(SendJob, on_delete=models.CASCADE, related_name="items")
+    job = models.ForeignKey(SendJob, verbose_name="발송 작업", on_delete=models.CASCADE, related_name="items")
     index = models.PositiveSmallIntegerField("순서")
     kind = models.CharField("종류", max_length=8, choices=Kind.choices)
     text = models.TextField("내용", blank=True)
     file = models.FileField("첨부", upload_to="send_items/", max_length=300, blank=True)
     name = models.CharField("파일 이름", max_length=200, blank=True)
-    sha256 = models.CharField("SHA-256", max_length=64, blank=True)
+    sha256 = models.CharField("파일 해시(SHA-256)", max_length=64, blank=True)
     size = models.PositiveIntegerField("크기(바이트)", default=0)
 
     class Meta:

@@ -38,6 +38,14 @@ def send_job_history(*, job: SendJob) -> QuerySet[AuditEvent]:
     )
 
 
+def device_names(*, device_ids) -> dict[str, str]:
+    """Device names by id (as text, the way audit rows name their device actor)."""
+    ids = {int(device_id) for device_id in device_ids if str(device_id).isdigit()}
+    if not ids:
+        return {}
+    return {str(pk): name for pk, name in Device.objects.filter(pk__in=ids).values_list("pk", "name")}
+
+
 def device_token_rotation_due(*, device: Device, now=None) -> bool:
     """Whether the device should rotate its token now: staff asked for it, or the token is in the last third
     of its life."""

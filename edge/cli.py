@@ -69,38 +69,68 @@ def main(argv: list[str] | None = None, *, clock: Clock | None = None, environ=N
         return ExitCode.INTERNAL_ERROR
 
 
+class _KoreanHelpFormatter(argparse.HelpFormatter):
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, prefix="사용법: " if prefix is None else prefix)
+
+
+def _korean_parser(add_parser: Callable[..., argparse.ArgumentParser], *args, **kwargs) -> argparse.ArgumentParser:
+    """A parser whose help reads in Korean for the staff who run these programs: headings and `-h` included."""
+    parser = add_parser(*args, formatter_class=_KoreanHelpFormatter, add_help=False, **kwargs)
+    # argparse has no public way to retitle its default groups.
+    parser._positionals.title = "위치 인자"
+    parser._optionals.title = "옵션"
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    return parser
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _korean_parser(
+        argparse.ArgumentParser,
         prog="python -m edge",
-        description="Vendor CS Agent edge programs: pair this machine, upload chats, send replies.",
-        epilog="Exit codes: 0 ok, 2 config, 3 auth refused, 4 server unavailable (retry later), 5 partial "
-        "(dead letters, messages refused by the server or a job not confirmed sent), 6 local state / client DB, "
-        "7 unexpected server answer, "
-        "8 already running.",
+        description="Vendor CS Agent 엣지 프로그램: 이 PC를 서버와 페어링하고, 대화를 업로드하고, 답변을 발송합니다.",
+        epilog="종료 코드: 0 정상, 2 설정 오류, 3 인증 거부, 4 서버 연결 불가(나중에 다시 시도), 5 일부만 처리"
+        "(데드 레터, 서버가 거부한 메시지, 발송 확인이 안 된 작업), 6 로컬 상태·클라이언트 DB 오류, "
+        "7 예상하지 못한 서버 응답, 8 이미 실행 중.",
     )
-    parser.add_argument("--version", action="version", version=f"vcs-edge {__version__}")
-    parser.add_argument("--config", help="config file (.toml, .json, .ini); default ~/.vcs-edge/config.toml")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument(
+        "--version", action="version", version=f"vcs-edge {__version__}", help="버전을 보여 주고 끝냅니다"
+    )
+    parser.add_argument("--config", help="설정 파일(.toml, .json, .ini). 기본값: ~/.vcs-edge/config.toml")
+    parser.add_argument("-v", "--verbose", action="store_true", help="디버그 로그까지 출력합니다")
+    parser.add_argument("-q", "--quiet", action="store_true", help="경고와 오류만 출력합니다")
+    commands = parser.add_subparsers(dest="command", required=True, title="명령", metavar="<명령>")
 
-    pair = commands.add_parser("pair", help="redeem a pairing code from the admin and store this device's token")
-    pair.add_argument("code")
-    pair.add_argument("--name", help="name this machine reports (default: its host name)")
-    pair.add_argument("--force", action="store_true", help="replace an existing pairing")
+    pair = _korean_parser(
+        commands.add_parser,
+        "pair",
+        help="관리자 화면에서 받은 페어링 코드로 이 기기를 등록하고 토큰을 저장합니다",
+        description="관리자 화면에서 받은 페어링 코드로 이 기기를 등록하고, 토큰을 상태 폴더의 device.json에 "
+        "저장합니다.",
+    )
+    pair.add_argument("code", help="관리자 화면에 표시된 페어링 코드")
+    pair.add_argument("--name", help="이 PC가 서버에 알릴 이름(기본값: 호스트 이름)")
+    pair.add_argument("--force", action="store_true", help="이미 페어링된 기기의 페어링을 새로 바꿉니다")
 
-    commands.add_parser(
+    _korean_parser(
+        commands.add_parser,
         "rotate-token",
-        help="replace this device's token with a new one now (upload and send also do it when the server asks)",
+        help="이 기기의 토큰을 지금 새 토큰으로 바꿉니다(서버가 요청하면 upload와 send도 스스로 바꿉니다)",
+        description="이 기기의 토큰을 지금 새 토큰으로 바꿉니다. 서버가 교체를 요청하면 upload와 send도 스스로 "
+        "바꾸므로 보통은 실행할 필요가 없습니다.",
     )
 
-    for name, help_text in (("upload", "upload new chat messages"), ("send", "claim and deliver send jobs")):
-        program = commands.add_parser(name, help=help_text)
+    for name, help_text in (
+        ("upload", "카카오톡 PC 클라이언트의 새 대화 메시지를 서버로 업로드합니다"),
+        ("send", "서버의 발송 작업을 받아 카카오톡으로 보내고 도착을 확인합니다"),
+    ):
+        program = _korean_parser(commands.add_parser, name, help=help_text, description=help_text + ".")
         mode = program.add_mutually_exclusive_group()
-        mode.add_argument("--once", action="store_true", help="one pass, then exit (default)")
-        mode.add_argument("--loop", type=float, metavar="SECONDS", help="repeat every SECONDS until stopped")
+        mode.add_argument("--once", action="store_true", help="한 번 처리하고 끝냅니다(기본값)")
+        mode.add_argument("--loop", type=float, metavar="SECONDS", help="멈출 때까지 SECONDS초마다 반복합니다")
 
-    commands.add_parser(
+    _korean_parser(
+        commands.add_parser,
         "replay-dead-letters",
         help="dead-letters.jsonl에 보관된(서버가 거부한) 업로드 배치를 다시 보냅니다",
         description="업로더가 dead-letters.jsonl에 보관한 배치를 서버로 다시 보냅니다. 배치 ID가 같으므로 여러 번 "

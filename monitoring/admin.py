@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 
+import monitoring.admin_schedules  # noqa: F401  (django-celery-beat's pages with Korean labels)
 from config.admin import ReadOnlyAdmin
 from monitoring.models import Alert, AuditEvent, LivenessMarker
 from monitoring.services import alert_acknowledge

@@ -24,7 +24,7 @@ class AuditEvent(models.Model):
         indexes = [models.Index(fields=["target_type", "target_id"], name="audit_target")]
 
     def __str__(self):
-        return f"{self.action} {self.target_type}#{self.target_id}"
+        return f"감사 기록 #{self.pk}: {self.action} ({self.target_type} #{self.target_id})"
 
 
 class LivenessMarker(models.Model):
@@ -34,7 +34,9 @@ class LivenessMarker(models.Model):
         ACCEPTED = "accepted", "접수"
         RESULT = "result", "결과"
 
-    question = models.ForeignKey("conversations.Question", on_delete=models.CASCADE, related_name="markers")
+    question = models.ForeignKey(
+        "conversations.Question", verbose_name="질문", on_delete=models.CASCADE, related_name="markers"
+    )
     kind = models.CharField("종류", max_length=16, choices=Kind.choices)
     outcome = models.CharField("결과", max_length=16, blank=True)
     created_at = models.DateTimeField("시각", auto_now_add=True, db_index=True)
@@ -46,7 +48,8 @@ class LivenessMarker(models.Model):
         constraints = [models.UniqueConstraint(fields=["question", "kind"], name="marker_unique_kind_per_question")]
 
     def __str__(self):
-        return f"{self.kind}:{self.outcome} q#{self.question_id}"
+        outcome = f" ({self.outcome})" if self.outcome else ""
+        return f"질문 #{self.question_id} {self.get_kind_display()}{outcome}"
 
 
 class Alert(models.Model):

@@ -1,6 +1,9 @@
 """Every 4xx/5xx under /api/ is the documented JSON error body; the admin and other pages keep Django's pages."""
 
+import re
+
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.urls import path
 from rest_framework.views import APIView
@@ -118,3 +121,33 @@ def test_every_operation_documents_the_error_body(client, db):
             default = operation["responses"].get("default")
             assert default, f"{method.upper()} {path_name} has no default error response"
             assert default["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+
+
+# An error code written in the source: a JSON body's "error", a JSON error helper's argument, an exception's `code`.
+_CODE_IN_SOURCE = re.compile(
+    r"""["']error["']:\s*["']([A-Z_]+)["']|_error\(["']([A-Z_]+)["']|^\s+code = ["']([A-Z_]+)["']""", re.M
+)
+
+
+def test_the_schema_lists_every_error_code_the_apps_answer_as_an_enum(client, db):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    listed = set(schema["components"]["schemas"]["ErrorBody"]["properties"]["error"]["enum"])
+    written = set()
+    for app in ("config", "vendors", "conversations", "agent", "delivery", "monitoring"):
+        for source in (settings.BASE_DIR / app).rglob("*.py"):
+            if "tests" in source.parts or "migrations" in source.parts:
+                continue
+            for match in _CODE_IN_SOURCE.finditer(source.read_text(encoding="utf-8")):
+                written.add(next(group for group in match.groups() if group))
+    assert {"INVALID_BATCH", "SEND_JOB_STATE_CONFLICT", "HEALTH_TOKEN_INVALID"} <= written  # the pattern finds them
+    assert written - listed == set()
+
+
+def test_the_api_docs_page_loads_swagger_ui_from_our_own_static_files(client, db):
+    page = client.get("/api/docs/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
+    assert "cdn" not in html.lower()
+    script = client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
+    assert script.status_code == 200

@@ -20,8 +20,8 @@ class Vendor(models.Model):
     aliases = models.JSONField("별칭", default=list, blank=True)
     is_active = models.BooleanField("활성", default=True)
     answer_mode = models.CharField("답변 모드", max_length=16, choices=AnswerMode.choices, default=AnswerMode.AUTO)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField("등록 시각", auto_now_add=True)
+    updated_at = models.DateTimeField("수정 시각", auto_now=True)
 
     class Meta:
         ordering = ["code"]
@@ -64,7 +64,7 @@ class Product(models.Model):
         Brand, on_delete=models.SET_NULL, null=True, blank=True, related_name="products", verbose_name="브랜드"
     )
     name = models.CharField("상품명", max_length=200)
-    sku = models.CharField("SKU", max_length=64)
+    sku = models.CharField("상품 코드(SKU)", max_length=64)
     unit_price = models.PositiveBigIntegerField("단가(원)")
     category = models.CharField("카테고리", max_length=100, blank=True)
     cost_price = models.PositiveBigIntegerField("원가(원)", null=True, blank=True)

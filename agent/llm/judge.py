@@ -1,9 +1,10 @@
 """The verification engine's optional judge, backed by an LLM provider.
 
-The engine calls ``judge(violation, evidence)`` for amount, percentage and brand violations and clears one
-only on a "supported" verdict whose quote occurs literally in the evidence and contains the value (that check
-is the engine's, in ``rule_on_answer``). Here every failure — an exception, a timeout, output that is not
-one JSON verdict, anything but "supported" with a string quote — becomes "unsupported": no evidence.
+The engine calls ``judge(violation, evidence)`` for the value and brand violations its table of kinds marks
+judgeable and clears one only on a "supported" verdict whose quote occurs literally in the evidence and in which
+its own parser reads the same value (that check is the engine's, in ``rule_on_answer``). Here every failure —
+an exception, a timeout, output that is not one JSON verdict, anything but "supported" with a string quote —
+becomes "unsupported": no evidence.
 """
 
 import json

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 
 from django.conf import settings
 
+from agent.verification import kind_info
+
 SYSTEM_NUDGE_PREFIX = "(시스템)"
 NO_REWRITE = "__NO_REWRITE__"
 SEARCH_QUERY_LINE_PREFIX = "후속 질문 검색어: "
@@ -204,18 +206,11 @@ def rewrite_request_parse(messages: Iterable[Mapping]) -> tuple[str, list[str]]:
 # --- the judge ---
 
 JUDGE_SYSTEM_PROMPT = """당신은 답변 초안에 나온 값 하나가 근거 자료로 뒷받침되는지 판정합니다.
-- 근거 자료에 그 값(금액, 비율, 브랜드 이름)이 그대로 적혀 있고 같은 대상을 가리킬 때만 supported 입니다.
+- 근거 자료에 그 값(금액, 비율, 날짜, 시각, 수량, 연락처, 브랜드 이름)이 그대로 적혀 있고
+  같은 대상을 가리킬 때만 supported 입니다.
 - 계산해야 나오는 값, 비슷한 값, 다른 대상의 값, 추측은 unsupported 입니다. 판단이 애매하면 unsupported 입니다.
 - supported 이면 quote 에 그 값이 들어 있는 근거 문장을 한 글자도 바꾸지 않고 그대로 복사합니다.
 - 다음 형식의 JSON 하나만 출력합니다: {"verdict": "supported" 또는 "unsupported", "quote": "근거 문장"}"""
-
-_KIND_LABELS = {
-    "amount": "금액",
-    "percent": "비율",
-    "percent_point": "퍼센트포인트",
-    "brand_unsupported": "브랜드",
-    "brand_misspelt": "브랜드",
-}
 
 
 def judge_messages(violation: object, evidence: Iterable[str]) -> list[dict]:
@@ -223,13 +218,18 @@ def judge_messages(violation: object, evidence: Iterable[str]) -> list[dict]:
     kind = str(_field(violation, "kind") or "")
     lines = [
         f"검사할 표현: 「{_one_line(str(_field(violation, 'text') or ''))}」",
-        f"종류: {_KIND_LABELS.get(kind, kind)}",
+        f"종류: {_judge_label(kind)}",
         f"정규화한 값: {_field(violation, 'value')}",
         f"검증 결과: {_one_line(str(_field(violation, 'reason') or ''))}",
         "근거 자료:",
     ]
     lines.extend(f"[{number}] {passage}" for number, passage in enumerate(evidence, start=1))
     return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def _judge_label(kind: str) -> str:
+    info = kind_info(kind)
+    return info.judge_label if info else kind
 
 
 def _one_line(text: str) -> str:

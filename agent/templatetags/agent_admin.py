@@ -1,4 +1,4 @@
-"""Presentation helpers for the staff pages of the agent: highlighted violations and masks, word diffs between
+"""Presentation helpers for the staff pages of the agent: highlighted violations and masks, sentence diffs between
 draft rounds, labels, and charts drawn as inline SVG on the server (no JavaScript, nothing from a CDN)."""
 
 import difflib
@@ -10,33 +10,15 @@ from django import template
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from agent.verification import OTHER_VENDOR_PLACEHOLDER
+from agent import selectors
+from agent.verification import GROUP_COLOURS, OTHER_VENDOR_PLACEHOLDER, kind_group, kind_label
 from conversations.models import Question, Room
+from conversations.selectors import question_reason_label
 from delivery.models import SendJob
+from vendors.resolution import REASON_LABELS as RESOLUTION_REASON_LABELS
 
 register = template.Library()
 
-VIOLATION_KIND_LABELS = {
-    "amount": "금액",
-    "percent": "비율",
-    "percent_point": "퍼센트포인트",
-    "brand_unsupported": "근거 없는 브랜드",
-    "brand_misspelt": "브랜드 오기",
-    "other_vendor": "다른 벤더",
-    "action_claim": "확인 안 된 처리 완료",
-    "asks_back": "되묻는 문장",
-}
-# Kinds share a colour by what went wrong: numbers, brands, other vendors, claims, asking back.
-_VIOLATION_GROUPS = {
-    "amount": "number",
-    "percent": "number",
-    "percent_point": "number",
-    "brand_unsupported": "brand",
-    "brand_misspelt": "brand",
-    "other_vendor": "vendor",
-    "action_claim": "claim",
-    "asks_back": "asks",
-}
 SOURCE_KIND_LABELS = {"record": "벤더 자료", "hub": "지식 허브", "faq": "FAQ"}
 # Question statuses in charts: label colours also used by the page styles.
 STATUS_COLOURS = {
@@ -46,7 +28,23 @@ STATUS_COLOURS = {
     "no_evidence": "#1e88e5",
     "failed": "#c62828",
 }
-_TOKENS = re.compile(r"\S+|\s+")
+# The answer pipeline's stages (AnswerRun.stage_ms keys).
+STAGE_LABELS = {
+    "rewrite": "검색어 재작성",
+    "tool_loop": "도구 호출과 초안",
+    "forced_retrieval": "강제 검색",
+    "finalize_if_empty": "빈 답변 마무리",
+    "verification": "검증",
+    "total": "전체",
+}
+# How the FAQ search found a candidate, and how sure it is (agent.knowledge.faq).
+FAQ_STAGE_LABELS = {"dense": "밀집 검색", "relaxed": "완화 재검색", "sparse": "희소 검색", "keyword": "키워드 검색"}
+CONFIDENCE_LABELS = {"high": "높음", "medium": "중간", "low": "낮음"}
+# Reasons the agent writes as codes (a question in a blocked room, attempts used up), read by staff in words.
+_ATTEMPTS_EXHAUSTED = re.compile(
+    r"(?P<lease>lease lapsed, )?attempts exhausted(?: \((?P<count>\d+)\)|: (?P<error>\w+))?"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|\n+")
 _COUNT_LABELS = (("texts", "글"), ("photos", "사진"), ("files", "파일"))
 
 
@@ -55,12 +53,63 @@ _COUNT_LABELS = (("texts", "글"), ("photos", "사진"), ("files", "파일"))
 
 @register.filter
 def violation_kind_label(kind: str) -> str:
-    return VIOLATION_KIND_LABELS.get(kind, kind)
+    return kind_label(kind)
+
+
+@register.simple_tag
+def staff_counts() -> dict[str, int]:
+    return selectors.staff_counts()
+
+
+@register.filter
+def faq_stage_label(stage: str) -> str:
+    return FAQ_STAGE_LABELS.get(stage, stage or "-")
+
+
+@register.filter
+def confidence_label(level: str) -> str:
+    return CONFIDENCE_LABELS.get(level, level or "-")
+
+
+@register.filter
+def stage_label(stage: str) -> str:
+    return STAGE_LABELS.get(stage, stage)
+
+
+@register.filter
+def resolution_reason_label(reason: str) -> str:
+    return RESOLUTION_REASON_LABELS.get(reason, reason or "-")
+
+
+@register.filter
+def reason_label(reason: str) -> str:
+    """A stored outcome reason in words: a blocked room's (`room_blocked:id_typo`) as the conversations app
+    words it, the agent's "attempts exhausted" ones here; any other reason (already Korean) as it is."""
+    if not reason:
+        return ""
+    if match := _ATTEMPTS_EXHAUSTED.fullmatch(reason):
+        words = "작업자가 멈춘 뒤 " if match["lease"] else ""
+        words += f"시도 {match['count']}회를 모두 썼습니다" if match["count"] else "시도를 모두 썼습니다"
+        return words + (f" (오류 {match['error']})" if match["error"] else "")
+    return question_reason_label(reason)
 
 
 @register.filter
 def violation_group(kind: str) -> str:
-    return _VIOLATION_GROUPS.get(kind, "other")
+    """Kinds share a colour by what went wrong (numbers, brands, other vendors ...): the group in the kinds table."""
+    return kind_group(kind)
+
+
+@register.simple_tag
+def violation_group_styles() -> SafeString:
+    """The highlight and chip colours of every violation group, from the kinds table (a new group needs no CSS)."""
+    rules = []
+    for group, (background, border) in GROUP_COLOURS.items():
+        rules.append(
+            f"  mark.violation-{group} {{ background: {background}; border-color: {border}; color: #000; }}\n"
+            f"  .kind-chip.violation-{group} {{ background: {background}; }}"
+        )
+    return mark_safe("\n".join(rules))  # built from the constant table of kinds, no user input
 
 
 @register.filter
@@ -94,7 +143,10 @@ def _choice_label(choices, value) -> str:
 
 @register.filter
 def get_item(mapping: dict, key):
-    return mapping.get(key)
+    """`mapping[key]`, also for an id given as a number to a mapping keyed by text (audit rows name ids as text)."""
+    if key in mapping:
+        return mapping[key]
+    return mapping.get(str(key))
 
 
 @register.filter
@@ -103,6 +155,32 @@ def counts_text(counts: dict) -> str:
     if not counts:
         return "-"
     return " · ".join(f"{label} {counts.get(key, 0)}" for key, label in _COUNT_LABELS)
+
+
+_SEND_EVENT_FIELDS = (
+    ("attempt", "시도"),
+    ("note", "메모"),
+    ("reason", "사유"),
+    ("resolution", "처리"),
+    ("previous_reason", "이전 사유"),
+)
+
+
+@register.simple_tag
+def send_event_summary(event, device_names: dict) -> SafeString:
+    """A send job audit row in words: the device by name, the counts in words, notes and reasons as written."""
+    data = event.data or {}
+    parts = []
+    if data.get("device"):
+        device = str(data["device"])
+        parts.append(("기기", device_names.get(device, device)))
+    for key, label in _SEND_EVENT_FIELDS:
+        if data.get(key) not in (None, ""):
+            parts.append((label, data[key]))
+    for key, label in (("expected", "보낼 것"), ("observed", "도착 확인"), ("resent", "재발송")):
+        if isinstance(data.get(key), dict):
+            parts.append((label, counts_text(data[key])))
+    return format_html_join(" · ", "{}: {}", parts) if parts else mark_safe("")
 
 
 # --- highlighting ------------------------------------------------------------------------------------------
@@ -158,36 +236,48 @@ def violations_highlighted(text: str, violations: Sequence[dict]) -> SafeString:
     return mark_safe("".join(str(part) for part in parts))  # each part escaped or from format_html
 
 
+def sentences(text: str) -> list[str]:
+    """The text cut after each sentence end (., !, ?) and at line breaks; blank pieces dropped."""
+    return [piece.strip() for piece in _SENTENCE_END.split(text or "") if piece.strip()]
+
+
 @register.simple_tag
-def word_diff(before: str, after: str) -> SafeString:
-    """A word-level diff: removed words struck through, added words underlined."""
-    old, new = _TOKENS.findall(before or ""), _TOKENS.findall(after or "")
+def sentence_diff(before: str, after: str) -> SafeString:
+    """A sentence-level diff: each removed sentence struck through whole, each added one underlined, unchanged
+    sentences as they were — staff read which sentence changed, not which characters."""
+    old, new = sentences(before), sentences(after)
     parts = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
-            parts.append(escape("".join(old[i1:i2])))
+            parts.extend(format_html('<span class="diff-same">{}</span>', sentence) for sentence in old[i1:i2])
             continue
-        if i2 > i1:
-            parts.append(format_html('<del class="diff-del">{}</del>', "".join(old[i1:i2])))
-        if j2 > j1:
-            parts.append(format_html('<ins class="diff-ins">{}</ins>', "".join(new[j1:j2])))
-    return mark_safe("".join(str(part) for part in parts))  # each part escaped or from format_html
+        parts.extend(format_html('<del class="diff-del">{}</del>', sentence) for sentence in old[i1:i2])
+        parts.extend(format_html('<ins class="diff-ins">{}</ins>', sentence) for sentence in new[j1:j2])
+    return mark_safe(" ".join(str(part) for part in parts))  # each part from format_html
 
 
 # --- charts (inline SVG) -----------------------------------------------------------------------------------
 
 
 def horizontal_bar_chart(
-    items: Sequence[tuple[str, float]], *, title: str, unit: str = "", colour: str = "#417690", width: int = 640
+    items: Sequence[tuple[str, float]],
+    *,
+    title: str,
+    unit: str = "",
+    colour: str = "#417690",
+    width: int = 640,
+    links: Sequence[str] | None = None,
 ) -> SafeString:
-    """One bar per (label, value), longest bar = largest value, the value written after each bar."""
+    """One bar per (label, value), longest bar = largest value, the value written after each bar, a value axis
+    below; with `links` (one URL per item) each bar opens what it counts."""
     if not items:
         return format_html('<p class="chart-empty">{}: 자료 없음</p>', title)
-    label_width, row_height, value_room = 220, 24, 90
+    label_width, row_height, value_room, axis_height = 220, 24, 90, 22
     bar_room = width - label_width - value_room
     peak = max(value for _, value in items) or 1
-    height = row_height * len(items) + 8
-    rows = []
+    plot_height = row_height * len(items) + 8
+    height = plot_height + axis_height
+    rows = [_value_axis_horizontal(label_width, bar_room, plot_height, peak, unit)]
     for index, (label, value) in enumerate(items):
         y = 4 + index * row_height
         bar = max(1, round(bar_room * value / peak)) if value else 0
@@ -214,6 +304,8 @@ def horizontal_bar_chart(
                 unit,
             )
         )
+        if links and links[index]:
+            rows[-1] = format_html('<a href="{}" class="chart-link">{}</a>', links[index], rows[-1])
     return format_html(
         '<svg class="chart" role="img" aria-label="{}" width="{}" height="{}" viewBox="0 0 {} {}" '
         'xmlns="http://www.w3.org/2000/svg"><title>{}</title>{}</svg>',
@@ -227,6 +319,30 @@ def horizontal_bar_chart(
     )
 
 
+def _value_axis_horizontal(left: int, length: int, y: int, peak: float, unit: str) -> SafeString:
+    """The value axis under horizontal bars: a line with 0, half and the peak marked."""
+    ticks = [
+        format_html(
+            '<line x1="{x}" y1="{y}" x2="{x}" y2="{y2}" class="chart-axis"/>'
+            '<text x="{x}" y="{ty}" text-anchor="middle" class="chart-value">{label}</text>',
+            x=f"{left + length * fraction:.1f}",
+            y=y,
+            y2=y + 4,
+            ty=y + 16,
+            label=_number(peak * fraction) + (unit if fraction == 1 else ""),
+        )
+        for fraction in (0, 0.5, 1)
+    ]
+    return format_html(
+        '<line x1="{}" y1="{}" x2="{}" y2="{}" class="chart-axis"/>{}',
+        left,
+        y,
+        left + length,
+        y,
+        mark_safe("".join(str(tick) for tick in ticks)),  # from format_html
+    )
+
+
 def stacked_bar_chart(
     categories: Sequence[str],
     series: Sequence[tuple[str, str, Sequence[float]]],
@@ -234,9 +350,12 @@ def stacked_bar_chart(
     title: str,
     width: int = 720,
     height: int = 240,
+    links: Sequence[dict[str, str]] | None = None,
+    y_label: str = "",
 ) -> SafeString:
     """Vertical columns, one per category, stacked by series `(name, colour, values per category)`, a legend
-    below and the column total above each column."""
+    below, the column total above each column and a value axis (0, half, peak) on the left. With `links` (per
+    category, a URL per series name) each segment opens the questions it counts."""
     if not categories:
         return format_html('<p class="chart-empty">{}: 자료 없음</p>', title)
     left, top, bottom, legend_height = 36, 18, 30, 22
@@ -248,16 +367,34 @@ def stacked_bar_chart(
     shapes = [
         format_html(
             '<line x1="{}" y1="{}" x2="{}" y2="{}" class="chart-axis"/>'
-            '<text x="{}" y="{}" text-anchor="end" class="chart-value">{}</text>',
+            '<line x1="{}" y1="{}" x2="{}" y2="{}" class="chart-axis"/>'
+            '<text x="4" y="{}" class="chart-label">{}</text>',
             left,
             top + plot_height,
             width,
             top + plot_height,
-            left - 4,
-            top + 4,
-            _number(peak),
+            left,
+            top,
+            left,
+            top + plot_height,
+            top - 6,
+            y_label,
         )
     ]
+    for fraction in (0, 0.5, 1):
+        tick_y = top + plot_height * (1 - fraction)
+        shapes.append(
+            format_html(
+                '<line x1="{}" y1="{y}" x2="{}" y2="{y}" class="chart-axis"/>'
+                '<text x="{}" y="{}" text-anchor="end" class="chart-value">{}</text>',
+                left - 3,
+                left,
+                left - 5,
+                f"{tick_y + 4:.1f}",
+                _number(peak * fraction),
+                y=f"{tick_y:.1f}",
+            )
+        )
     for index, category in enumerate(categories):
         x = left + slot * index + (slot - bar_width) / 2
         y = top + plot_height
@@ -267,19 +404,21 @@ def stacked_bar_chart(
                 continue
             segment = plot_height * value / peak
             y -= segment
-            shapes.append(
-                format_html(
-                    '<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{} {}: {}</title></rect>',
-                    f"{x:.1f}",
-                    f"{y:.1f}",
-                    f"{bar_width:.1f}",
-                    f"{segment:.1f}",
-                    colour,
-                    category,
-                    name,
-                    _number(value),
-                )
+            segment_shape = format_html(
+                '<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{} {}: {}</title></rect>',
+                f"{x:.1f}",
+                f"{y:.1f}",
+                f"{bar_width:.1f}",
+                f"{segment:.1f}",
+                colour,
+                category,
+                name,
+                _number(value),
             )
+            link = links[index].get(name) if links else None
+            if link:
+                segment_shape = format_html('<a href="{}" class="chart-link">{}</a>', link, segment_shape)
+            shapes.append(segment_shape)
         shapes.append(
             format_html(
                 '<text x="{}" y="{}" text-anchor="middle" class="chart-value">{}</text>'
@@ -327,30 +466,43 @@ def _number(value: float) -> str:
 
 @register.simple_tag
 def daily_outcomes_chart(daily: Sequence[dict], statuses: Sequence[tuple[str, str]]) -> SafeString:
-    """Stacked columns per day of `statistics_daily` rows; `statuses` are (value, label) pairs."""
+    """Stacked columns per day of `statistics_daily` rows; `statuses` are (value, label) pairs. A row's `links`
+    (status value → URL), when present, make each segment a link to its questions."""
+    labels = dict(statuses)
+    links = [{labels[value]: url for value, url in row.get("links", {}).items()} for row in daily]
     return stacked_bar_chart(
         [row["day"].strftime("%m/%d") for row in daily],
         [(label, STATUS_COLOURS.get(value, "#888"), [row[value] for row in daily]) for value, label in statuses],
         title="일별 처리 결과",
+        links=links if any(links) else None,
+        y_label="질문 수",
     )
 
 
 @register.simple_tag
 def bar_chart(rows: Sequence[dict], label_key: str, value_key: str, title: str, unit: str = "", label_filter=""):
     """Horizontal bars of `rows[label_key]` against `rows[value_key]`; `label_filter` names a label filter of this
-    library (`violation_kind_label`, `source_kind_label`) to apply to the labels."""
+    library (`violation_kind_label`, `source_kind_label`) to apply to the labels. A row's `link`, when present,
+    makes its bar a link."""
     labeller = {"violation_kind_label": violation_kind_label, "source_kind_label": source_kind_label}.get(
         label_filter, str
     )
     items = [(labeller(row[label_key]), row[value_key] or 0) for row in rows]
-    return horizontal_bar_chart(items, title=title, unit=unit)
+    links = [row.get("link", "") for row in rows]
+    return horizontal_bar_chart(items, title=title, unit=unit, links=links if any(links) else None)
 
 
 @register.simple_tag
 def stage_chart(stage_ms: dict) -> SafeString:
     """The run's stage timings (ms) as bars, the total left out (it is the sum)."""
-    items = [(name, value) for name, value in (stage_ms or {}).items() if name != "total"]
+    items = [(stage_label(name), value) for name, value in (stage_ms or {}).items() if name != "total"]
     return horizontal_bar_chart(items, title="단계별 소요", unit="ms", colour="#79aec8")
+
+
+@register.filter
+def percent(rate) -> str:
+    """A fraction as a percentage to one decimal, "-" when there is nothing to divide by."""
+    return "-" if rate is None else f"{rate * 100:.1f}%"
 
 
 @register.simple_tag

@@ -199,11 +199,11 @@ def test_change_page_shows_every_part_of_the_answer(admin_client, delivered_ques
     assert '<mark class="masked" title="다른 벤더 이름을 가렸습니다">[다른 벤더]</mark>' in body
     assert WRONG_AMOUNT_MARK in body
     assert 'class="violation violation-brand"' in body and "제안: 참이슬" in body
-    assert '<del class="diff-del">50,000원입니다.' in body  # round 0 → round 1 word diff
+    assert '<del class="diff-del">납품 단가는 50,000원입니다.</del>' in body  # round 0 → round 1, by sentence
     assert "company_sales_summary" in body and "badge-refused" in body
     assert "외부 방에서는 회사 전체 도구를 쓸 수 없습니다" in body
     assert "강제 검색" in body
-    assert "tool_loop" in body and "<svg" in body and "812" in body
+    assert "도구 호출과 초안" in body and "<svg" in body and "812" in body
     job = SendJob.objects.get(question=delivered_question)
     assert job.state == SendJob.State.SENT
     assert f'발송 작업 <a href="{reverse("admin:delivery_sendjob_change", args=[job.pk])}">#{job.pk}</a>' in body

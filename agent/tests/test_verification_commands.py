@@ -143,3 +143,40 @@ def test_bad_input_exits_non_zero_without_a_traceback():
     )
     assert completed.returncode == 1
     assert "Traceback" not in completed.stderr and '"draft"' in completed.stderr
+
+
+def test_parse_values_json_lists_every_value_in_order():
+    text = "단가 3 만원, 할인 10%, 익월 25일 오후 2시까지 100박스, 문의 02-1234-5678"
+    payload = json.loads(run("parse_values", text, "--json"))
+    assert [(item["kind"], item["value"]) for item in payload] == [
+        ("amount", 30000),
+        ("percent", 10),
+        ("date", "next_month_day:25"),
+        ("time", "14:00"),
+        ("quantity", {"value": 100, "unit": "박스"}),
+        ("contact", "0212345678"),
+    ]
+    assert payload[0] == json.loads(run("parse_amounts", text, "--json"))[0]  # amounts exactly as parse_amounts
+    assert payload[4]["unit"] == "박스" and "unit" not in payload[2]
+    for item in payload:
+        assert text[item["span"][0] : item["span"][1]] == item["raw"]
+
+
+def test_parse_values_human_output_and_empty_text():
+    assert "14:00" in run("parse_values", "오후 2시")
+    assert "값 없음" in run("parse_values", "내일 만나요")
+    with pytest.raises(CommandError, match="비어"):
+        run("parse_values", " ")
+
+
+def test_check_draft_takes_the_question_as_support_for_quantities():
+    case = {"draft": "100박스 주문 가능합니다.", "evidence": ["주문 안내"]}
+    flagged = json.loads(run("check_draft", "--json", stdin=json.dumps(case, ensure_ascii=False)))
+    assert [v["kind"] for v in flagged["violations"]] == ["quantity"]
+    case["question"] = "100박스 주문 되나요?"
+    assert json.loads(run("check_draft", "--json", stdin=json.dumps(case, ensure_ascii=False)))["violations"] == []
+
+
+def test_check_draft_rejects_a_question_that_is_not_text():
+    with pytest.raises(CommandError, match="question"):
+        run("check_draft", "--json", stdin=json.dumps({"draft": "x", "question": ["y"]}))

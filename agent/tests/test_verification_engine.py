@@ -67,29 +67,35 @@ def test_values_the_evidence_states_pass(draft):
     assert verify(draft).violations == ()
 
 
-@pytest.mark.parametrize(
-    ("draft", "kind", "value"),
-    [
-        ("공급가는 35,000원입니다.", "amount", 35000),
-        ("공급가는 3만5천원입니다.", "amount", 35000),
-        ("할인율은 12.5%입니다.", "percent", 12.5),
-        ("전년 대비 3%p 올랐습니다.", "percent_point", 3),
-        ("전년 대비 15%p 올랐습니다.", "percent_point", 15),
-        ("할인율은 2%입니다.", "percent", 2),
-        ("진라면 행사는 4만원입니다.", "amount", 40000),
-        ("두 개 사면 60,000원입니다.", "amount", 60000),
-        ("할인 후 25,500원입니다.", "amount", 25500),
-        ("₩12,500에 드립니다.", "amount", 12500),
-        ("3만 5천에 드릴게요.", "amount", 35000),
-        ("육만원 이상 무료입니다.", "amount", 60000),
-    ],
-)
+VALUE_VIOLATIONS = [
+    ("공급가는 35,000원입니다.", "amount", 35000),
+    ("공급가는 3만5천원입니다.", "amount", 35000),
+    ("할인율은 12.5%입니다.", "percent", 12.5),
+    ("전년 대비 3%p 올랐습니다.", "percent_point", 3),
+    ("전년 대비 15%p 올랐습니다.", "percent_point", 15),
+    ("할인율은 2%입니다.", "percent", 2),
+    ("진라면 행사는 4만원입니다.", "amount", 40000),
+    ("두 개 사면 60,000원입니다.", "amount", 60000),
+    ("할인 후 25,500원입니다.", "amount", 25500),
+    ("₩12,500에 드립니다.", "amount", 12500),
+    ("3만 5천에 드릴게요.", "amount", 35000),
+    ("육만원 이상 무료입니다.", "amount", 60000),
+]
+
+
+@pytest.mark.parametrize(("draft", "kind", "value"), VALUE_VIOLATIONS)
 def test_values_the_evidence_does_not_state_are_violations(draft, kind, value):
     result = verify(draft)
     assert kinds_and_values(result) == [(kind, value)]
     violation = result.violations[0]
     assert draft[slice(*violation.span)] == violation.text
     assert violation.suggestion is None
+
+
+def test_a_space_before_the_multiplier_is_still_an_amount():
+    result = verify("단가는 3 만원입니다.", evidence=["솔빛 참치캔 단가 31,000원"])
+    assert kinds_and_values(result) == [("amount", 30000)]
+    assert verify("단가는 3 만원입니다.", evidence=["단가 30,000원"]).ok
 
 
 def test_arithmetic_the_evidence_does_not_state_is_a_violation():
@@ -117,24 +123,24 @@ def test_range_ends_and_approximate_bases_count():
 # --- brands ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("draft", "expected"),
-    [
-        ("삼성전자 제품입니다.", []),
-        ("삼성전자는 인기 있습니다.", []),
-        ("오뚜기에서 나왔습니다.", []),
-        ("LG전자 제품도 있습니다.", [("brand_unsupported", "LG전자")]),
-        ("농심 라면도 있습니다.", [("brand_unsupported", "농심")]),
-        ("lg전자는 어떨까요.", [("brand_unsupported", "lg전자")]),
-        ("CJ제일제당에서도 나옵니다.", [("brand_unsupported", "CJ제일제당")]),
-        ("삼송전자 제품입니다.", [("brand_misspelt", "삼송전자")]),
-        ("삼송전자는 인기 있습니다.", [("brand_misspelt", "삼송전자")]),
-        ("오뚝기 라면입니다.", [("brand_misspelt", "오뚝기")]),
-        ("오뚜가 라면입니다.", [("brand_misspelt", "오뚜가")]),
-        ("삼성전자가 만들었습니다.", []),
-        ("삼성 제품입니다.", []),
-    ],
-)
+BRAND_CASES = [
+    ("삼성전자 제품입니다.", []),
+    ("삼성전자는 인기 있습니다.", []),
+    ("오뚜기에서 나왔습니다.", []),
+    ("LG전자 제품도 있습니다.", [("brand_unsupported", "LG전자")]),
+    ("농심 라면도 있습니다.", [("brand_unsupported", "농심")]),
+    ("lg전자는 어떨까요.", [("brand_unsupported", "lg전자")]),
+    ("CJ제일제당에서도 나옵니다.", [("brand_unsupported", "CJ제일제당")]),
+    ("삼송전자 제품입니다.", [("brand_misspelt", "삼송전자")]),
+    ("삼송전자는 인기 있습니다.", [("brand_misspelt", "삼송전자")]),
+    ("오뚝기 라면입니다.", [("brand_misspelt", "오뚝기")]),
+    ("오뚜가 라면입니다.", [("brand_misspelt", "오뚜가")]),
+    ("삼성전자가 만들었습니다.", []),
+    ("삼성 제품입니다.", []),
+]
+
+
+@pytest.mark.parametrize(("draft", "expected"), BRAND_CASES)
 def test_brand_rules(draft, expected):
     assert kinds_and_values(verify(draft)) == expected
 
@@ -166,17 +172,17 @@ def test_brands_accept_a_prebuilt_index():
 # --- other vendors ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("draft", "expected"),
-    [
-        ("한빛상사에서도 같은 조건입니다.", [("other_vendor", "한빛상사")]),
-        ("가온상회는 다릅니다.", [("other_vendor", "가온상회")]),
-        ("㈜새봄유통 사례입니다.", [("other_vendor", "새봄유통")]),
-        ("대한물산 담당자님, 안녕하세요.", []),
-        ("[다른 벤더] 사례는 제외했습니다.", []),
-        ("한빛 상사라는 말은 없습니다.", []),
-    ],
-)
+OTHER_VENDOR_CASES = [
+    ("한빛상사에서도 같은 조건입니다.", [("other_vendor", "한빛상사")]),
+    ("가온상회는 다릅니다.", [("other_vendor", "가온상회")]),
+    ("㈜새봄유통 사례입니다.", [("other_vendor", "새봄유통")]),
+    ("대한물산 담당자님, 안녕하세요.", []),
+    ("[다른 벤더] 사례는 제외했습니다.", []),
+    ("한빛 상사라는 말은 없습니다.", []),
+]
+
+
+@pytest.mark.parametrize(("draft", "expected"), OTHER_VENDOR_CASES)
 def test_other_vendor_names(draft, expected):
     result = verify(draft)
     assert kinds_and_values(result) == expected
@@ -277,7 +283,8 @@ def test_code_alone_flags_the_bare_number_case():
     assert kinds_and_values(verify(DRAFT, evidence=BARE_EVIDENCE)) == [("amount", 35000)]
 
 
-def test_judge_valid_quote_containing_the_value_clears_the_violation():
+def test_judge_quote_with_a_bare_number_does_not_clear_an_amount():
+    """A bare number is no amount to the engine's parser, so a quote holding only "35000" clears nothing."""
     asked = []
 
     def judge(violation, evidence):
@@ -285,18 +292,25 @@ def test_judge_valid_quote_containing_the_value_clears_the_violation():
         return JudgeVerdict(verdict="supported", quote="특별 공급가 35000")
 
     result = _judged(judge)
-    assert result.ok and result.clean_text == DRAFT
+    assert kinds_and_values(result) == [("amount", 35000)]
     assert asked == [("amount", 35000, tuple(BARE_EVIDENCE))]
     (ruling,) = result.judge_rulings
-    assert ruling.cleared and ruling.quote == "특별 공급가 35000"
+    assert not ruling.cleared and ruling.detail == "quote does not contain the value"
 
 
-def test_judge_clears_a_brand_the_evidence_writes_with_a_space():
+def test_judge_quote_that_the_parser_reads_as_the_value_clears():
+    ruling = rule_on_answer(
+        _amount_violation(), {"verdict": "supported", "quote": "공급가 35,000원"}, ("공급가 35,000원",)
+    )
+    assert ruling.cleared and ruling.quote == "공급가 35,000원"
+
+
+def test_judge_does_not_clear_a_brand_the_evidence_writes_with_a_space():
     evidence = ["LG 전자 협력 공급가 30,000원"]
     draft = "LG전자 공급가는 30,000원입니다."
     assert kinds_and_values(verify(draft, evidence=evidence)) == [("brand_unsupported", "LG전자")]
     result = verify(draft, evidence=evidence, judge=lambda v, e: {"verdict": "supported", "quote": "LG 전자 협력"})
-    assert result.ok
+    assert kinds_and_values(result) == [("brand_unsupported", "LG전자")]
 
 
 def test_judge_exception_counts_as_no_evidence():
@@ -355,10 +369,10 @@ def test_judge_quote_without_the_value_counts_as_no_evidence():
 @pytest.mark.parametrize(
     "answer",
     [
-        JudgeVerdict(verdict="supported", quote="공급가 35000 확정"),
-        {"verdict": "supported", "quote": "공급가 35000 확정"},
-        '{"verdict": "supported", "quote": "공급가 35000 확정"}',
-        {"verdict": " Supported ", "quote": "공급가 35000 확정"},
+        JudgeVerdict(verdict="supported", quote="확정 (35,000원)"),
+        {"verdict": "supported", "quote": "확정 (35,000원)"},
+        '{"verdict": "supported", "quote": "확정 (35,000원)"}',
+        {"verdict": " Supported ", "quote": "확정 (35,000원)"},
         {"verdict": "supported", "quote": "35,000원"},
     ],
 )
@@ -378,6 +392,8 @@ def test_supported_answers_with_a_valid_quote_clear(answer):
         ({"verdict": "supported", "quote": "서면 합의로"}, "quote does not contain the value"),
         ({"verdict": "supported", "quote": "공급가 3만5천원"}, "quote not found in the evidence"),
         ({"verdict": "supported", "quote": "350"}, "quote does not contain the value"),
+        ({"verdict": "supported", "quote": "공급가 35000 확정"}, "quote does not contain the value"),
+        ({"verdict": "supported", "quote": "35,000"}, "quote does not contain the value"),
         ({"verdict": "supported", "quote": ""}, "supported without a quote"),
         ({"verdict": "supported"}, "supported without a quote"),
         ({"quote": "공급가 35000 확정"}, "judge answer unparseable"),

@@ -72,6 +72,15 @@ FORMS = [
     ("3억", "amount", 300000000, False, "3억"),
     ("3만 정도", "amount", 30000, True, "3만 정도"),
     ("오만 원대", "amount", 50000, True, "오만 원대"),
+    # A space before the multiplier, when 원 ends the number.
+    ("3 만원", "amount", 30000, False, "3 만원"),
+    ("3 만 원", "amount", 30000, False, "3 만 원"),
+    ("1 억 2 천만 원", "amount", 120000000, False, "1 억 2 천만 원"),
+    ("12 만 3,400원", "amount", 123400, False, "12 만 3,400원"),
+    ("5 천 원", "amount", 5000, False, "5 천 원"),
+    ("2 만 3,000원", "amount", 23000, False, "2 만 3,000원"),
+    ("3 만여 원", "amount", 30000, True, "3 만여 원"),
+    ("약 3 만원", "amount", 30000, True, "약 3 만원"),
 ]
 
 
@@ -122,7 +131,12 @@ TRAPS = [
     "100만 다운로드",
     "3천 년",
     "30000",
-    "3 만원",
+    "3 만 개",
+    "2 천 명",
+    "3 만 명 정도",
+    "10 억",
+    "내일 3 만나요",
+    "3 천 년",
     "2026년 3월",
     "오후 2시",
     "3박 4일",
@@ -294,9 +308,10 @@ def _arabic_group(group: int, style: str) -> str:
     return text + (str(group % 10) if group % 10 else "")
 
 
-def _render_mixed(value: int, style: str, spaced: bool) -> str:
-    parts = [_arabic_group(group, style) + unit for group, unit in _groups(value)]
-    return (" " if spaced else "").join(parts) + "원"
+def _render_mixed(value: int, style: str, spaced: bool, space_before_unit: bool = False) -> str:
+    before_unit = " " if space_before_unit else ""
+    parts = [_arabic_group(group, style) + (before_unit + unit if unit else "") for group, unit in _groups(value)]
+    return (" " if spaced else "").join(parts) + before_unit + "원"
 
 
 values = st.integers(min_value=1, max_value=10**12)
@@ -320,6 +335,22 @@ def test_property_thousands_separators(value):
 def test_property_digit_and_big_multiplier_mixes(value, style, spaced):
     text = _render_mixed(value, style, spaced)
     assert _single(text).value == value, text
+
+
+@settings(max_examples=300)
+@given(value=values, style=st.sampled_from(["digits", "comma"]), spaced=st.booleans())
+def test_property_a_space_before_each_multiplier(value, style, spaced):
+    """ "3 만원", "1 억 2 천만 원", "12 만 3,400 원": a space before 만/억/조 (and 원) still gives the value."""
+    text = _render_mixed(value, style, spaced, space_before_unit=True)
+    assert _single(text).value == value, text
+    assert [q.value for q in parse_quantities(f"단가는 {text}입니다.")] == [value], text
+
+
+@settings(max_examples=200)
+@given(value=st.integers(min_value=1, max_value=9999), big=st.sampled_from(["만", "억", "천"]))
+def test_property_a_spaced_multiplier_before_a_counter_is_no_amount(value, big):
+    for counter in ("개", "명", "박스", "건"):
+        assert parse_quantities(f"{value} {big} {counter}") == [], (value, big, counter)
 
 
 # 1–9 in Hangul numerals (일원 … 구원) hold no multiplier and are deliberately no amount (사원, 구원 are
@@ -380,6 +411,14 @@ _FRAGMENTS = st.sampled_from(
         "\n",
         "3,500원",
         "30일",
+        "3 만원",
+        "12 만 3,400원",
+        "5 천 원",
+        "1 억 2 천만 원",
+        "3 만 개",
+        "2 천 명",
+        " 만",
+        " 천",
     ]
 )
 
@@ -390,6 +429,8 @@ def test_property_targeted_evidence_search_equals_a_full_parse(fragments, picks)
     """quantity_values_among skips numbers that cannot match; it must answer as a full parse would."""
     text = "".join(fragments)
     full = {(q.kind, q.value) for q in parse_quantities(text)}
-    probes = parse_quantities("3만원 35,000원 0.5% 15% 3%p 30,000원 50,000원 12345원 5% 123400원 1억")
+    probes = parse_quantities(
+        "3만원 35,000원 0.5% 15% 3%p 30,000원 50,000원 12345원 5% 123400원 1억 3,400원 5천원 2천원"
+    )
     wanted = probes + [q for index, q in enumerate(parse_quantities(text)) if index in picks]
     assert quantity_values_among([text], wanted) == {(q.kind, q.value) for q in wanted} & full

@@ -215,6 +215,41 @@ def _is_word_occurrence(text: str, start: int, end: int) -> bool:
     return True
 
 
+def has_whole_word(text: str, word: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``word`` stands in ``text[start:end]`` as a whole word of ``text`` (case and width aside): not
+    continuing a word on either side, a particle allowed after it ("다온팜은"), never joined across spaces
+    ("다온 팜" is not "다온팜") and never the start of a compound."""
+    folded_word = fold(word).strip()
+    if not folded_word:
+        return False
+    end = len(text) if end is None else end
+    folded_text = fold(text)
+    position = folded_text.find(folded_word, start, end)
+    while position != -1:
+        word_end = position + len(folded_word)
+        if _stands_alone(text, position, word_end):
+            return True
+        position = folded_text.find(folded_word, position + 1, end)
+    return False
+
+
+def _stands_alone(text: str, start: int, end: int) -> bool:
+    first, last = text[start], text[end - 1]
+    if start > 0:
+        before = text[start - 1]
+        if (is_hangul_syllable(first) and is_hangul_syllable(before)) or (
+            is_latin_or_digit(first) and is_latin_or_digit(before)
+        ):
+            return False
+    if end < len(text):
+        after = text[end]
+        if is_latin_or_digit(last) and is_latin_or_digit(after):
+            return False
+        if is_hangul_syllable(after):
+            return is_particle(text[end : hangul_run_end(text, end)])
+    return True
+
+
 def _hangul_length(text: str, start: int, end: int) -> int:
     return sum(1 for char in text[start:end] if is_hangul_syllable(char))
 

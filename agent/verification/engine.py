@@ -1,54 +1,40 @@
-"""Verify a draft answer against its evidence: every amount, percentage and brand, other vendors'
-names and completed-action claims. Code decides; an optional judge may only clear a violation with a
-quote that literally occurs in the evidence and contains the value.
+"""Verify a draft answer against its evidence: every amount, percentage, date, time, quantity, contact and
+brand, values given to the wrong subject, other vendors' names and completed-action claims. Code decides; an
+optional judge may only clear a violation with a quote that literally occurs in the evidence and in which the
+engine's own parser reads the value.
 """
 
 import json
-import re
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
 
-from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings
+from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings, has_whole_word
 from agent.verification.claims import ACTION_LABELS, find_action_claims
-from agent.verification.korean import fold
+from agent.verification.kinds import JUDGEABLE_KINDS, ViolationKind, kind_label
+from agent.verification.mismatch import Attached, attach, find_swaps
 from agent.verification.numbers import (
     Quantity,
-    QuantityKind,
-    bare_number_values,
+    format_quantity,
     parse_quantities,
     quantity_values_among,
 )
 from agent.verification.sentences import Sentence, split_sentences, text_without
-
-
-class ViolationKind(StrEnum):
-    AMOUNT = "amount"
-    PERCENT = "percent"
-    PERCENT_POINT = "percent_point"
-    BRAND_UNSUPPORTED = "brand_unsupported"
-    BRAND_MISSPELT = "brand_misspelt"
-    OTHER_VENDOR = "other_vendor"
-    ACTION_CLAIM = "action_claim"
-
-
-# The judge may rule on what evidence could support; other vendors and untrue claims are never its call.
-JUDGEABLE_KINDS = frozenset(
-    {
-        ViolationKind.AMOUNT,
-        ViolationKind.PERCENT,
-        ViolationKind.PERCENT_POINT,
-        ViolationKind.BRAND_UNSUPPORTED,
-        ViolationKind.BRAND_MISSPELT,
-    }
+from agent.verification.values import (
+    QUANTITY,
+    Value,
+    display,
+    is_supported,
+    parse_values,
+    supported_in,
+    value_keys_among,
 )
+
 OTHER_VENDOR_PLACEHOLDER = "[다른 벤더]"
 SUPPORTED = "supported"
-_WHITESPACE_RE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -124,13 +110,6 @@ class VerificationResult:
         }
 
 
-_QUANTITY_LABELS = {
-    QuantityKind.AMOUNT: "금액",
-    QuantityKind.PERCENT: "비율",
-    QuantityKind.PERCENT_POINT: "퍼센트포인트",
-}
-
-
 def verify_draft(
     draft: str,
     *,
@@ -141,8 +120,12 @@ def verify_draft(
     confirmed_actions: Iterable[str],
     judge: Judge | None = None,
     settings: VerificationSettings = DEFAULT_SETTINGS,
+    question: str = "",
 ) -> VerificationResult:
     """Check ``draft`` against ``evidence`` and return its violations and the text that is safe to send.
+
+    Dates, times, quantities and contacts that ``question`` states count as support for the same values in
+    the draft (a vendor asking about 100박스 may be answered about 100박스); amounts and percentages never do.
 
     Name sets may be passed as ``NameIndex`` objects (built once by the caller) or as iterables, which
     are indexed once and cached by their contents.
@@ -154,6 +137,7 @@ def verify_draft(
     confirmed = {str(action).strip().lower() for action in confirmed_actions}
 
     quantities = tuple(parse_quantities(draft))
+    values = tuple(parse_values(draft))
     counterpart_spans = [(match.start, match.end) for match in counterpart_index.find(draft)]
     brand_matches = [
         match for match in brand_index.find(draft) if not _overlaps_any(match.start, match.end, counterpart_spans)
@@ -164,9 +148,13 @@ def verify_draft(
         if match.text not in counterpart_index and not _overlaps_any(match.start, match.end, counterpart_spans)
     ]
     evidence_text = EvidenceText.of(evidence)
+    supported_pairs = quantity_values_among(evidence, quantities)
+    value_support = _supported_values(values, evidence_text, question)
 
     violations = [
-        *_quantity_violations(quantities, evidence),
+        *_quantity_violations(quantities, supported_pairs),
+        *_value_violations(values, value_support),
+        *_swap_violations(draft, quantities, values, value_support, evidence_text, supported_pairs),
         *(
             Violation(
                 kind=ViolationKind.BRAND_UNSUPPORTED,
@@ -237,25 +225,81 @@ def _sentences_holding(violations: list[Violation], sentences: list[Sentence]) -
     return holding
 
 
-def _quantity_violations(quantities: tuple[Quantity, ...], evidence: tuple[str, ...]) -> list[Violation]:
-    supported = quantity_values_among(evidence, quantities)
+def _quantity_violations(quantities: tuple[Quantity, ...], supported: set) -> list[Violation]:
     return [
         Violation(
             kind=quantity.kind,
             value=quantity.value,
             text=quantity.raw,
             span=quantity.span,
-            reason=f"근거에 없는 {_QUANTITY_LABELS[quantity.kind]}: {format_quantity(quantity)}",
+            reason=f"근거에 없는 {kind_label(quantity.kind)}: {format_quantity(quantity)}",
         )
         for quantity in quantities
         if (quantity.kind, quantity.value) not in supported
     ]
 
 
-def format_quantity(quantity: Quantity) -> str:
-    if quantity.kind == QuantityKind.AMOUNT:
-        return f"{quantity.value:,}원"
-    return f"{quantity.value}{quantity.unit}"
+def _supported_values(values: tuple[Value, ...], evidence: EvidenceText, question: str) -> list[bool]:
+    """For each date, time, quantity and contact of the draft, whether the question or an evidence passage
+    states it."""
+    if not values:
+        return []
+    question_keys = value_keys_among((question,)) if question else frozenset()
+    answers = [is_supported(value, question_keys) for value in values]
+    unanswered = [index for index, answer in enumerate(answers) if not answer]
+    if unanswered and evidence.passages:
+        found = supported_in([values[index] for index in unanswered], evidence.raw, lambda: evidence.folded)
+        for index, answer in zip(unanswered, found, strict=True):
+            answers[index] = answer
+    return answers
+
+
+def _value_violations(values: tuple[Value, ...], supported: list[bool]) -> list[Violation]:
+    """Dates, times, quantities and contacts of the draft that no evidence passage (nor the question) states."""
+    return [
+        Violation(
+            kind=value.kind,
+            value=value.value,
+            text=value.raw,
+            span=value.span,
+            reason=f"근거에 없는 {kind_label(value.kind)}: {display(value)}",
+        )
+        for value, is_stated in zip(values, supported, strict=True)
+        if not is_stated
+    ]
+
+
+def _swap_violations(
+    draft: str,
+    quantities: tuple[Quantity, ...],
+    values: tuple[Value, ...],
+    value_support: list[bool],
+    evidence: EvidenceText,
+    supported_pairs: set,
+) -> list[Violation]:
+    """Values the evidence states, attached in the draft to a subject the evidence gives another value."""
+    stated_quantities = {
+        value.span for value, stated in zip(values, value_support, strict=True) if stated and value.kind == QUANTITY
+    }
+    if not evidence.passages or not (supported_pairs or stated_quantities):
+        return []
+
+    def supported(attached: Attached) -> bool:
+        if attached.group[0] == QUANTITY:
+            return attached.span in stated_quantities
+        return (attached.group[0], attached.key) in supported_pairs
+
+    return [
+        Violation(
+            kind=ViolationKind.VALUE_MISMATCH,
+            value=swap.attached.value,
+            text=swap.attached.raw,
+            span=swap.attached.span,
+            reason=f"다른 대상의 값: {swap.subject} {swap.attached.shown} (근거: {swap.expected.shown})",
+            suggestion=swap.expected.shown,
+        )
+        for swap in find_swaps(attach(draft, quantities, values), evidence.raw, supported)
+    ]
 
 
 def _misspelling_violations(
@@ -338,7 +382,7 @@ def rule_on_answer(violation: Violation, answer: object, evidence: tuple[str, ..
         return JudgeRuling(violation, False, "supported without a quote", quote)
     if not any(quote in passage for passage in evidence):
         return JudgeRuling(violation, False, "quote not found in the evidence", quote)
-    if not _quote_contains_value(quote, violation):
+    if not _quote_contains_value(quote, violation, evidence):
         return JudgeRuling(violation, False, "quote does not contain the value", quote)
     return JudgeRuling(violation, True, "cleared by a quote from the evidence", quote)
 
@@ -359,12 +403,31 @@ def _read_answer(answer: object) -> tuple[str | None, str | None]:
     return verdict, quote
 
 
-def _quote_contains_value(quote: str, violation: Violation) -> bool:
-    """The quote states the violation's value: the brand (case, width and spacing aside), or the number —
-    as a quantity of the same kind or as a bare number ("공급가 35000"), which is what code could not
-    read as an amount and the judge may."""
+def _quote_contains_value(quote: str, violation: Violation, evidence: tuple[str, ...]) -> bool:
+    """Whether some occurrence of the quote in an evidence passage states the violation's value.
+
+    Values are read by the engine's own parser in the passage (so a quote cannot cut "3,400원" out of
+    "12만 3,400원"), and only those lying wholly inside the quote count: the same kind and the same
+    normalised value ("6박스" is no percentage, 8원 is not 8%). A brand counts only as a whole word of
+    the quote, a particle allowed after it, never joined across spaces or out of a longer word."""
+    for passage in evidence:
+        start = passage.find(quote)
+        while start != -1:
+            end = start + len(quote)
+            if _states_value(passage, start, end, violation):
+                return True
+            start = passage.find(quote, start + 1)
+    return False
+
+
+def _states_value(passage: str, start: int, end: int, violation: Violation) -> bool:
     if violation.kind in (ViolationKind.BRAND_UNSUPPORTED, ViolationKind.BRAND_MISSPELT):
-        return _WHITESPACE_RE.sub("", fold(str(violation.value))) in _WHITESPACE_RE.sub("", fold(quote))
-    if any(q.kind == violation.kind and q.value == violation.value for q in parse_quantities(quote)):
-        return True
-    return violation.value in bare_number_values(quote)
+        return has_whole_word(passage, str(violation.value), start, end)
+    found = [*parse_quantities(passage), *parse_values(passage)]
+    return any(
+        value.kind == violation.kind
+        and value.value == violation.value
+        and start <= value.span[0]
+        and value.span[1] <= end
+        for value in found
+    )

@@ -62,13 +62,19 @@ _TERM_RE = re.compile(rf"({_NUM})([십백천]?)([만억조]?)")
 # Terms follow each other directly or after one space, and a space may only follow a multiplier:
 # "1억 2천만", "12만 3,400" and "3만5천" are one number, "2026 3만" is not.
 _EXPR_RE = re.compile(rf"{_NUM}[십백천]?[만억조]?(?:(?<=[십백천만억조]) ?{_NUM}[십백천]?[만억조]?)*")
+# The same with one space allowed before a multiplier too ("3 만원", "1 억 2 천만 원", "5 천 원"): read so
+# only when 원 (or KRW) ends the number, since "3 만 개" and "2 천 명" are counts.
+_SPACED_TERM_RE = re.compile(rf"({_NUM})(?: ?([십백천]))?(?: ?([만억조]))?")
+_SPACED_EXPR_RE = re.compile(
+    rf"{_NUM}(?: ?[십백천])?(?: ?[만억조])?(?:(?<=[십백천만억조]) ?{_NUM}(?: ?[십백천])?(?: ?[만억조])?)*"
+)
 # Where a number may start (never inside a word like S24 or a number like 1,000), and only where
 # something after it can make it a quantity — this keeps plain dates and codes out of Python code.
 # These checks follow the number's first digit.
 _CANDIDATE_CHECKS = (
     "(?:(?<=[₩￦][0-9])|(?<=[₩￦] [0-9])|(?<=KRW[0-9])|(?<=KRW [0-9])"
     "|(?<![0-9A-Za-z.,_][0-9])"
-    "(?=[0-9,.]*(?:[십백천만억조]|,[0-9]{3}|-[0-9]| ?(?:[원%％~～〜]|퍼센트|프로|KRW|[Ww]on))))"
+    "(?=[0-9,.]*(?: ?[십백천만억조]|,[0-9]{3}|-[0-9]| ?(?:[원%％~～〜]|퍼센트|프로|KRW|[Ww]on))))"
 )
 _CANDIDATE_RE = re.compile("[0-9]" + _CANDIDATE_CHECKS)
 _VALID_GROUPING_RE = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?")
@@ -79,7 +85,6 @@ _INSIGNIFICANT = str.maketrans("", "", "0,. 십백천만억조")
 _MULTIPLIER_CHARS = frozenset("십백천만억조")
 _CHAIN_CHARS = frozenset("0123456789,.") | _MULTIPLIER_CHARS
 _FIRST_NUMBER_RE = re.compile(_NUM)  # the number the parser would read, not the whole digit run
-_BARE_NUMBER_RE = re.compile(r"(?<![0-9.,])(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?![0-9])")
 
 # 원 starts a few ordinary words (원래, 원칙 ...): after a number those are not the currency.
 _WON = r"원(?![래칙활격숭망룸두])"
@@ -217,6 +222,13 @@ _HANGUL_NUMERAL_RE = re.compile(
     rf"(?= ?{_WON})"
 )
 _WON_AFTER_HANGUL_RE = re.compile(rf" ?{_WON}")
+
+
+def format_quantity(quantity: Quantity) -> str:
+    """As a reason line shows it: 35,000원, 12.5%, 3%p."""
+    if quantity.kind == _AMOUNT:
+        return f"{quantity.value:,}원"
+    return f"{quantity.value}{quantity.unit}"
 
 
 def parse_quantities(text: str) -> list[Quantity]:
@@ -374,7 +386,7 @@ def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
 # A decimal term with a multiplier that more terms follow: its digits and the next terms' overlap
 # ("1.5천 2백" is 1,700, "0.31억 2천만" is 51,000,000), so the signature rule does not hold for it.
 # (Whole-number terms cannot overlap: the parser stops at a term as large as the unit before it.)
-_DECIMAL_TERM_WITH_MORE_RE = re.compile(r"\.(?<=[0-9]\.)[0-9]+(?:[십백천][만억조]?|[만억조]) ?[0-9]")
+_DECIMAL_TERM_WITH_MORE_RE = re.compile(r"\.(?<=[0-9]\.)[0-9]+ ?(?:[십백천] ?[만억조]?|[만억조]) ?[0-9]")
 
 
 def _decimal_number_start(text: str, point: int) -> int:
@@ -393,7 +405,7 @@ def _search_terms(pairs: set[Pair]) -> tuple[set[int | float], dict[str, int | f
     values = {value for _, value in pairs}
     largest: dict[str, int | float] = {}
     for value in values:
-        signature = _value_signature(value)
+        signature = value_signature(value)
         largest[signature] = max(value, largest.get(signature, value))
     return values, largest, {signature[:2] for signature in largest}
 
@@ -425,9 +437,9 @@ def _may_state(text: str, match: re.Match, values: set[int | float], largest: di
         return True
     # Else only as the bare low end of a range, worth the high end's leading multiplier ("3~5만원").
     separator = _RANGE_SEPARATOR_RE.match(text, match.start() + len(first_number))
-    if separator is None or (high := _TERM_RE.match(text, separator.end())) is None:
+    if separator is None or _read_expr(text, separator.end()) is None:
         return False
-    return normalise_number(number * _first_term_multiplier(high.group(), len(high.group(1)))) in values
+    return normalise_number(number * _high_end_multiplier(text, separator.end())) in values
 
 
 def _first_term_multiplier(written: str, number_end: int) -> int:
@@ -473,7 +485,9 @@ def _scan_chain(text: str, position: int, last_start: int, found: dict[Pair, int
 
 
 @lru_cache(maxsize=4096)  # prices and rates recur across drafts
-def _value_signature(value: int | float) -> str:
+def value_signature(value: int | float) -> str:
+    """The non-zero digits of a value in order: what every written form of it holds once zeros, separators,
+    multipliers and spaces are taken out (35,000 and 3만5천: "35")."""
     return format(Decimal(str(value)), "f").translate(_INSIGNIFICANT)
 
 
@@ -482,7 +496,11 @@ def _chain_start(text: str, position: int) -> int:
     start = position
     while start > 0:
         before = text[start - 1]
-        if before in _CHAIN_CHARS or (before == " " and start > 1 and text[start - 2] in _MULTIPLIER_CHARS):
+        if before in _CHAIN_CHARS or (
+            before == " "
+            and start > 1
+            and (text[start - 2] in _MULTIPLIER_CHARS or text[start : start + 1] in _MULTIPLIER_CHARS)
+        ):
             start -= 1
         else:
             break
@@ -514,11 +532,6 @@ def _hangul_matches_near_won(text: str) -> Iterator[re.Match]:
             continue
         if match := _HANGUL_NUMERAL_RE.search(text, run_start, index + 2):
             yield match
-
-
-def bare_number_values(text: str) -> set[int | float]:
-    """Every number written with digits in ``text``, unit or not ("35000", "35,000", "12.5")."""
-    return {normalise_number(_to_number(match.group())) for match in _BARE_NUMBER_RE.finditer(text)}
 
 
 def normalise_number(value: int | Decimal) -> int | float:
@@ -561,6 +574,10 @@ def _parse_at(text: str, start: int) -> tuple[list[Quantity], int]:
     low = _read_expr(text, start)
     if low is None:
         return [], start + 1
+    if _SPACE_BEFORE_MULTIPLIER_RE.match(text, low.end):
+        spaced = _read_expr(text, start, spaced=True)
+        if spaced.end > low.end and _ends_in_won(text, spaced):
+            low = spaced
     span_start, currency_prefix, approx = _read_prefixes(text, start)
     cursor = low.end
     if low.has_multiplier and text.startswith("여", cursor):  # 3만여 원: more than 30,000
@@ -571,9 +588,7 @@ def _parse_at(text: str, start: int) -> tuple[list[Quantity], int]:
         if high_quantities:
             high = high_quantities[0]
             # "3~5만원": a bare low end takes the high end's multiplier (30,000 and 50,000).
-            value = (
-                low.value if low.has_multiplier else low.value * _read_expr(text, separator.end()).leading_multiplier
-            )
+            value = low.value if low.has_multiplier else low.value * _high_end_multiplier(text, separator.end())
             approx = approx or high.approx
             low_quantity = Quantity(
                 kind=high.kind,
@@ -608,9 +623,18 @@ def _parse_at(text: str, start: int) -> tuple[list[Quantity], int]:
     return [quantity], cursor
 
 
-def _read_expr(text: str, start: int) -> _Expr | None:
-    """The longest well-formed number at ``start`` (descending units, sane groups), or None."""
-    match = _EXPR_RE.match(text, start)
+def _high_end_multiplier(text: str, start: int) -> int:
+    """The leading multiplier of a range's high end at ``start`` ("5만원", "5 만원": 10⁴)."""
+    spaced = _read_expr(text, start, spaced=True)
+    if _ends_in_won(text, spaced):
+        return spaced.leading_multiplier
+    return _read_expr(text, start).leading_multiplier
+
+
+def _read_expr(text: str, start: int, spaced: bool = False) -> _Expr | None:
+    """The longest well-formed number at ``start`` (descending units, sane groups), or None; ``spaced``
+    allows a space before a multiplier ("3 만")."""
+    match = (_SPACED_EXPR_RE if spaced else _EXPR_RE).match(text, start)
     if match is None:
         return None
     written = match.group()
@@ -625,8 +649,9 @@ def _read_expr(text: str, start: int) -> _Expr | None:
     end = start
     has_multiplier = has_big = has_separator = False
     leading_multiplier = 1
-    for index, term in enumerate(_TERM_RE.finditer(written)):
+    for index, term in enumerate((_SPACED_TERM_RE if spaced else _TERM_RE).finditer(written)):
         number_text, small, big = term.groups()
+        small, big = small or "", big or ""
         if _VALID_GROUPING_RE.fullmatch(number_text) is None or (index and "." in number_text):
             break
         number = _to_number(number_text)
@@ -654,6 +679,16 @@ def _read_expr(text: str, start: int) -> _Expr | None:
     if end == start:
         return None
     return _Expr(start, end, total + group, has_multiplier, has_big, has_separator, leading_multiplier)
+
+
+_SPACE_BEFORE_MULTIPLIER_RE = re.compile(" [십백천만억조]")
+
+
+def _ends_in_won(text: str, expr: _Expr) -> bool:
+    """Whether 원 or KRW (after an optional 여) follows the number: a spaced multiplier is money only then."""
+    cursor = expr.end + text.startswith("여", expr.end)
+    unit = _read_unit(text, cursor)
+    return unit is not None and unit.kind is _AMOUNT
 
 
 def _to_number(written: str) -> int | Decimal:

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc files served from our static files, so /api/docs/ works offline
     "django_celery_beat",
     "vendors",
     "conversations",
@@ -113,6 +114,8 @@ CELERY_TIMEZONE = "Asia/Seoul"
 LANGUAGE_CODE = "ko-kr"
 TIME_ZONE = "Asia/Seoul"
 USE_I18N = True
+# The project catalogue comes first: it corrects Django's and third-party apps' Korean where they are wrong or English.
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 # --- static ---
@@ -149,6 +152,10 @@ SPECTACULAR_SETTINGS = {
     # 3.1: JSON Schema proper, so the pydantic-described upload body (nullable fields as `type: null`) validates.
     "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.api.schema_document_error_body"],
+    # /api/docs/ loads Swagger UI from drf-spectacular-sidecar's static files (whitenoise), never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

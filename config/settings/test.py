@@ -25,4 +25,5 @@ SECRET_KEY = "test-secret-key"
 DEBUG = False
 LOGGING["root"]["level"] = "WARNING"
 TEST_VAR_DIR = BASE_DIR / "var" / "test"
-WHITENOISE_AUTOREFRESH = True  # no collectstatic in tests
+WHITENOISE_AUTOREFRESH = True  # no collectstatic in tests: files come from the apps through the finders
+WHITENOISE_USE_FINDERS = True

@@ -37,7 +37,8 @@ class UploadBatchEnvelope(BaseModel):
     """What the batch as a whole must be: an id and a list. Each message is then validated on its own, so one
     malformed message is refused alone instead of taking its batch with it."""
 
-    batch_id: str = Field(min_length=1, max_length=100)
+    # A NUL refuses the batch (its id is stored): the schema says so; the check itself is the storable-text one.
+    batch_id: str = Field(min_length=1, max_length=100, json_schema_extra={"pattern": "^[^\\x00]*$"})
     messages: list[Any]
 
 

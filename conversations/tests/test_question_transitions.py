@@ -1,6 +1,9 @@
 """A question's status changes only through `question_transition`: allowed moves are compare-and-set with an audit
 row, terminal statuses write the result marker once, and anything else is a domain error that changes nothing."""
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from conversations.models import Question
@@ -106,3 +109,43 @@ class TestTransition:
         # Terminal, except that staff reopen a blocked question once its room has a vendor (question_reopen).
         assert all(not ALLOWED_TRANSITIONS[status] for status in Question.TERMINAL_STATUSES if status != Status.BLOCKED)
         assert ALLOWED_TRANSITIONS[Status.BLOCKED] == {Status.ACCEPTED}
+
+
+def _writes_question_status(node: ast.AST, source: str) -> bool:
+    """`question.status = ...`, `Question.objects....update(status=...)` or
+    `question.save(update_fields=[..., "status"])`."""
+    if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(
+            isinstance(target, ast.Attribute)
+            and target.attr == "status"
+            and "question" in (ast.get_source_segment(source, target.value) or "").lower()
+            for target in targets
+        )
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "save"):
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+        if node.func.attr == "update" and "status" in keywords:
+            return "Question" in (ast.get_source_segment(source, node.func.value) or "")
+        if node.func.attr == "save" and "update_fields" in keywords:
+            receiver = ast.get_source_segment(source, node.func.value) or ""
+            fields = ast.get_source_segment(source, keywords["update_fields"]) or ""
+            return "question" in receiver.lower() and "status" in fields
+    return False
+
+
+def test_nothing_but_the_transition_service_writes_a_question_status():
+    """One owner for the state machine: no other module of the project sets `Question.status`."""
+    root = Path(__file__).resolve().parents[2]
+    owner = root / "conversations" / "question_services.py"
+    writers = []
+    for app in ("agent", "conversations", "delivery", "monitoring", "vendors", "config"):
+        for path in (root / app).rglob("*.py"):
+            if path == owner or "tests" in path.parts or "migrations" in path.parts:
+                continue
+            source = path.read_text(encoding="utf-8")
+            writers += [
+                f"{path.relative_to(root)}:{node.lineno}"
+                for node in ast.walk(ast.parse(source))
+                if _writes_question_status(node, source)
+            ]
+    assert writers == []

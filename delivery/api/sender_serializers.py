@@ -3,6 +3,7 @@
 from django.urls import reverse
 from rest_framework import serializers
 
+from config.api import JSONIntegerField
 from delivery.models import SendJob, SendJobItem
 
 PROGRESS_STATE_CHOICES = [(state.value, state.label) for state in (SendJob.State.SENDING, SendJob.State.VERIFYING)]
@@ -14,9 +15,9 @@ RESULT_OUTCOME_CHOICES = [
 class SendCountsSerializer(serializers.Serializer):
     """Texts, photos and files counted in the room (or resent) by a sender device."""
 
-    texts = serializers.IntegerField(min_value=0, default=0)
-    photos = serializers.IntegerField(min_value=0, default=0)
-    files = serializers.IntegerField(min_value=0, default=0)
+    texts = JSONIntegerField(min_value=0, default=0)
+    photos = JSONIntegerField(min_value=0, default=0)
+    files = JSONIntegerField(min_value=0, default=0)
 
 
 class SenderJobItemSerializer(serializers.Serializer):

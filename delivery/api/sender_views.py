@@ -3,8 +3,6 @@
 The device side follows docs/edge-api.md exactly; the rules live in `delivery.services.send_jobs`.
 """
 
-import base64
-import binascii
 import mimetypes
 
 from django.http import FileResponse
@@ -14,6 +12,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import Base64Field, JSONIntegerField, JSONStringField
 from delivery import selectors
 from delivery.api.authentication import DeviceTokenAuthentication, StaffSessionAuthentication
 from delivery.api.permissions import IsSenderDevice
@@ -27,6 +26,7 @@ from delivery.api.sender_serializers import (
 )
 from delivery.models import SendJob, SendJobItem
 from delivery.services import (
+    IDEMPOTENCY_KEY_MAX_LENGTH,
     IdempotencyKeyReused,
     LeaseNotHeld,
     SendJobStateConflict,
@@ -77,25 +77,22 @@ class SendRequestApi(APIView):
     class InputSerializer(serializers.Serializer):
         class ItemSerializer(serializers.Serializer):
             kind = serializers.ChoiceField(choices=SendJobItem.Kind.choices)
-            text = serializers.CharField(required=False, trim_whitespace=False, help_text="Text items.")
-            name = serializers.CharField(required=False, trim_whitespace=False, help_text="Photo and file items.")
-            content_base64 = serializers.CharField(required=False, help_text="Photo and file items: the bytes.")
+            text = JSONStringField(required=False, trim_whitespace=False, help_text="Text items.")
+            name = JSONStringField(required=False, trim_whitespace=False, help_text="Photo and file items.")
+            content_base64 = Base64Field(required=False, help_text="Photo and file items: the bytes.")
 
             class Meta:
                 ref_name = "SendRequestItemInput"
 
             def validate(self, attrs):
-                encoded = attrs.pop("content_base64", "")
+                content = attrs.pop("content_base64", b"")
                 if attrs["kind"] != SendJobItem.Kind.TEXT:
-                    try:
-                        attrs["content"] = base64.b64decode(encoded, validate=True)
-                    except (binascii.Error, ValueError) as exc:
-                        raise serializers.ValidationError({"content_base64": "Not valid base64."}) from exc
+                    attrs["content"] = content
                 return attrs
 
-        room_key = serializers.CharField(max_length=200)
-        question_id = serializers.IntegerField(required=False, allow_null=True)
-        items = ItemSerializer(many=True, allow_empty=False)
+        room_key = JSONStringField(max_length=200)
+        question_id = JSONIntegerField(required=False, allow_null=True)
+        items = serializers.ListField(child=ItemSerializer(), allow_empty=False, min_length=1)
 
         class Meta:
             ref_name = "SendRequestInput"
@@ -116,7 +113,14 @@ class SendRequestApi(APIView):
             "`SEND_STATE_UNKNOWN`, never success. The same key with a different body → 422 "
             "`IDEMPOTENCY_KEY_REUSED`."
         ),
-        parameters=[OpenApiParameter(IDEMPOTENCY_KEY_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER, required=True)],
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_KEY_HEADER,
+                {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH, "pattern": "\\S"},
+                OpenApiParameter.HEADER,
+                required=True,
+            )
+        ],
         request=InputSerializer,
         responses={
             201: OutputSerializer,
@@ -234,7 +238,7 @@ class SenderJobHeartbeatApi(_SenderJobApi):
 class SenderJobProgressApi(_SenderJobApi):
     class InputSerializer(serializers.Serializer):
         state = serializers.ChoiceField(choices=PROGRESS_STATE_CHOICES)
-        note = serializers.CharField(required=False, allow_blank=True, default="")
+        note = JSONStringField(required=False, allow_blank=True, default="")
 
         class Meta:
             ref_name = "SenderJobProgressInput"
@@ -261,7 +265,7 @@ class SenderJobResultApi(_SenderJobApi):
         outcome = serializers.ChoiceField(choices=RESULT_OUTCOME_CHOICES)
         observed = SendCountsSerializer(required=False)
         resent = SendCountsSerializer(required=False)
-        reason = serializers.CharField(required=False, allow_blank=True, default="")
+        reason = JSONStringField(required=False, allow_blank=True, default="")
 
         class Meta:
             ref_name = "SenderJobResultInput"
@@ -297,7 +301,8 @@ class SenderJobItemContentApi(_SenderJobApi):
         operation_id="sender_job_item_content",
         summary="Download a photo or file item's bytes",
         responses={
-            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            # The content type is guessed from the item's name (image/png, application/pdf, ...).
+            (200, "*/*"): OpenApiTypes.BINARY,
             **_JOB_ERRORS,
             404: OpenApiResponse(SendErrorSerializer, description="`SEND_JOB_NOT_FOUND`, `ITEM_NOT_FOUND`"),
         },

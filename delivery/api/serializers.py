@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from config.api import JSONStringField
+
 
 class DeviceErrorSerializer(serializers.Serializer):
     """Every error body carries a machine-readable code."""
@@ -19,5 +21,5 @@ class RateLimitedErrorSerializer(serializers.Serializer):
 class DeviceRoomSerializer(serializers.Serializer):
     """A room as a device's local client holds it."""
 
-    room_key = serializers.CharField(max_length=200)
-    room_name = serializers.CharField(max_length=300)
+    room_key = JSONStringField(max_length=200)
+    room_name = JSONStringField(max_length=300)

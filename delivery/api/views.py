@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
+from config.api import JSONStringField
 from delivery.api.authentication import DeviceTokenAuthentication
 from delivery.api.permissions import IsDevice
 from delivery.api.serializers import DeviceErrorSerializer, DeviceRoomSerializer, RateLimitedErrorSerializer
@@ -36,8 +37,8 @@ class DevicePairApi(APIView):
     permission_classes = [AllowAny]
 
     class InputSerializer(serializers.Serializer):
-        code = serializers.CharField(max_length=32)
-        name = serializers.CharField(max_length=100)
+        code = JSONStringField(max_length=32)
+        name = JSONStringField(max_length=100)
 
         class Meta:
             ref_name = "DevicePairInput"

@@ -17,6 +17,7 @@ from delivery.services.devices import (
 )
 from delivery.services.pairing_limits import PairingRateLimited
 from delivery.services.send_jobs import (
+    IDEMPOTENCY_KEY_MAX_LENGTH,
     IdempotencyKeyReused,
     LeaseNotHeld,
     SendJobError,
@@ -38,6 +39,7 @@ from delivery.services.send_jobs import (
 )
 
 __all__ = [
+    "IDEMPOTENCY_KEY_MAX_LENGTH",
     "DeviceNotPaired",
     "DeviceRevoked",
     "PairingCodeInvalid",

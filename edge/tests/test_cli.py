@@ -1,4 +1,6 @@
+import argparse
 import json
+import re
 import shlex
 import stat
 import subprocess
@@ -7,7 +9,7 @@ import sys
 import pytest
 
 from edge import simulator
-from edge.cli import DEVICE_FILE, main
+from edge.cli import DEVICE_FILE, _parser, main
 from edge.errors import ExitCode
 from edge.statefiles import RunLock, atomic_write_json
 from edge.tests.conftest import ROOM_KEY, ROOM_NAME
@@ -181,4 +183,37 @@ def test_the_package_runs_without_django():
     assert checked.returncode == 0, checked.stderr.decode()
     helped = subprocess.run([sys.executable, "-m", "edge", "--help"], cwd=REPO_ROOT, capture_output=True, timeout=60)
     assert helped.returncode == 0
-    assert b"Exit codes" in helped.stdout
+    assert "종료 코드" in helped.stdout.decode()
+
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+COMMANDS = [[], ["pair"], ["rotate-token"], ["upload"], ["send"], ["replay-dead-letters"]]
+
+
+def _names(parser: argparse.ArgumentParser) -> set[str]:
+    """Option strings, metavars and command names: the only words a help line may hold without Hangul."""
+    names = {"[-h]", "..."}
+    for action in parser._actions:
+        names.update(action.option_strings)
+        names.update(str(item) for item in (action.metavar, action.dest) if item)
+        names.update(getattr(action, "choices", None) or ())
+    return names
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda command: " ".join(command) or "edge")
+def test_every_help_line_is_korean(command, capsys, monkeypatch):
+    """Staff read this help: every line of `python -m edge [command] --help` has Hangul, except lines that hold
+    only option names, metavars and command names."""
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    assert exited.value.code == 0
+    parser = _parser()
+    names = _names(parser)
+    for subparser in parser._subparsers._group_actions[0].choices.values():
+        names |= _names(subparser)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert lines[0].startswith("사용법: ")
+    for line in lines:
+        words = {word.strip(",") for word in line.split()}
+        assert HANGUL.search(line) or words <= names, f"help line without Korean: {line!r}"

@@ -1,6 +1,6 @@
 """`python manage.py check_draft [--json] < case.json` or `--batch cases.jsonl` — verify drafts in code.
 
-A case is `{"draft", "evidence", "known_brands", "counterpart", "other_vendors", "confirmed_actions"}`;
+A case is `{"draft", "question", "evidence", "known_brands", "counterpart", "other_vendors", "confirmed_actions"}`;
 the result is `{"violations", "clean_text", "quantities"}` (see docs/verification.md).
 """
 
@@ -14,6 +14,7 @@ from agent.verification import VerificationResult, VerificationSettings, verify_
 from config.commands import ProjectCommand
 
 LIST_FIELDS = ("evidence", "known_brands", "counterpart", "other_vendors", "confirmed_actions")
+TEXT_FIELDS = ("question",)  # optional; dates, times, quantities and contacts it states count as support
 
 
 class Command(ProjectCommand):
@@ -83,11 +84,14 @@ def parse_case(raw: str, *, where: str) -> dict:
         raise CommandError(f"{where}: JSON이 아닙니다 ({error})") from error
     if not isinstance(case, dict):
         raise CommandError(f"{where}: 사례는 JSON 객체여야 합니다.")
-    unknown = sorted(set(case) - {"draft", *LIST_FIELDS})
+    unknown = sorted(set(case) - {"draft", *LIST_FIELDS, *TEXT_FIELDS})
     if unknown:
         raise CommandError(f"{where}: 알 수 없는 항목: {', '.join(unknown)}")
     if not isinstance(case.get("draft"), str):
         raise CommandError(f'{where}: "draft"(문자열)가 필요합니다.')
+    for field in TEXT_FIELDS:
+        if not isinstance(case.setdefault(field, ""), str):
+            raise CommandError(f'{where}: "{field}"는 문자열이어야 합니다.')
     for field in LIST_FIELDS:
         value = case.setdefault(field, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -104,4 +108,5 @@ def _verify(case: dict, verification_settings: VerificationSettings) -> Verifica
         other_vendor_names=case["other_vendors"],
         confirmed_actions=case["confirmed_actions"],
         settings=verification_settings,
+        question=case["question"],
     )

@@ -6,7 +6,7 @@ import sys
 from django.core.management.base import CommandError
 
 from agent.verification import parse_quantities
-from agent.verification.engine import format_quantity
+from agent.verification.numbers import format_quantity
 from config.commands import ProjectCommand
 
 

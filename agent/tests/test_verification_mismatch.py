@@ -1,0 +1,129 @@
+"""Swapped values (value_mismatch): true values given to the wrong subject. Precision first: no false flag on any
+clean draft; recall measured on the table below (the figures are in docs/verification.md)."""
+
+import pytest
+
+from agent.tests.test_verification_engine import EVIDENCE as ENGINE_EVIDENCE
+from agent.tests.test_verification_engine import verify as engine_verify
+from agent.tests.test_verification_values import EVIDENCE as VALUE_EVIDENCE
+from agent.tests.test_verification_values import SUPPORTED_DRAFTS
+from agent.tests.test_verification_values import verify as values_verify
+from agent.verification import verify_draft
+
+CANS = "솔빛 고등어캔 400g 4,800원, 솔빛 꽁치캔 400g 3,900원"
+TABLE = "| 상품 | 규격 | 단가 |\n| 솔빛 고등어캔 | 400g | 4,800원 |\n| 솔빛 꽁치캔 | 400g | 3,900원 |"
+PROMOTIONS = "가을 행사 할인율 15%, 겨울 행사 할인율 20%"
+PACKS = "솔빛 참치캔 12개입 18,000원 / 솔빛 꽁치캔 24개입 20,000원"
+SKUS = "SKU A-1023 생수 2L 단가 6,500원. SKU B-2040 생수 500ml 단가 9,800원."
+VOLUMES = "다온 주방세제 1.5L 7,900원, 다온 섬유유연제 2L 9,900원"
+PAYMENTS = "한빛 식자재 정산 수수료 3%, 한빛 생활용품 정산 수수료 5%."
+
+
+def mismatches(draft, evidence):
+    result = verify_draft(
+        draft,
+        evidence=evidence,
+        known_brands=["솔빛", "다온"],
+        counterpart_names=["대한물산"],
+        other_vendor_names=[],
+        confirmed_actions=[],
+    )
+    return [
+        (violation.value, violation.suggestion) for violation in result.violations if violation.kind == "value_mismatch"
+    ]
+
+
+# (draft, evidence, the swaps a careful reader finds: [(draft value, the evidence's value for its subject)])
+CASES = [
+    # swaps of two products' prices
+    ("고등어캔은 3,900원이고 꽁치캔은 4,800원입니다.", [CANS], [(3900, "4,800원"), (4800, "3,900원")]),
+    ("고등어캔은 3,900원입니다.", [CANS], [(3900, "4,800원")]),
+    ("솔빛 꽁치캔은 4,800원에 공급됩니다.", [CANS], [(4800, "3,900원")]),
+    ("고등어캔 단가는 3,900원, 꽁치캔 단가는 4,800원입니다.", [CANS], [(3900, "4,800원"), (4800, "3,900원")]),
+    ("고등어캔은 3,900원이고 꽁치캔은 4,800원입니다.", [TABLE], [(3900, "4,800원"), (4800, "3,900원")]),
+    ("A-1023은 9,800원입니다.", [SKUS], [(9800, "6,500원")]),
+    ("주방세제는 9,900원입니다.", [VOLUMES], [(9900, "7,900원")]),
+    # swaps of two promotions' rates
+    ("가을 행사 할인율은 20%입니다.", [PROMOTIONS], [(20, "15%")]),
+    ("겨울 행사는 15% 할인입니다.", [PROMOTIONS], [(15, "20%")]),
+    ("식자재 정산 수수료는 5%입니다.", [PAYMENTS], [(5, "3%")]),
+    # swaps of two pack sizes (and volumes)
+    (
+        "참치캔은 24개입, 꽁치캔은 12개입입니다.",
+        [PACKS],
+        [({"value": 24, "unit": "개입"}, "12개입"), ({"value": 12, "unit": "개입"}, "24개입")],
+    ),
+    ("참치캔은 24개입입니다.", [PACKS], [({"value": 24, "unit": "개입"}, "12개입")]),
+    ("주방세제는 2L 용량입니다.", [VOLUMES], [({"value": 2000, "unit": "ml"}, "1,500ml")]),
+    ("고등어캔은 3,900원입니다.", ["솔빛 고등어캔 4,800원", "솔빛 꽁치캔 3,900원"], [(3900, "4,800원")]),
+    # swaps the engine does not see (recall): a two-syllable subject; the value split from its subject by
+    # parentheses
+    ("참치는 20,000원입니다.", ["참치 18,000원, 꽁치 20,000원"], [(20000, "18,000원")]),
+    ("A-1023은 9,800원입니다.", ["A-1023 (생수 2L) 6,500원 / B-2040 (생수 500ml) 9,800원"], [(9800, "6,500원")]),
+    # no swap: the right values, a value for no subject, an ambiguous subject, a value found nowhere
+    ("고등어캔은 4,800원이고 꽁치캔은 3,900원입니다.", [CANS], []),
+    ("솔빛 고등어캔 400g은 4,800원입니다.", [CANS], []),
+    ("솔빛 제품은 3,900원부터 있습니다.", [CANS], []),  # 솔빛 alone has two prices
+    ("고등어캔과 꽁치캔은 각각 4,800원, 3,900원입니다.", [CANS], []),
+    ("고등어캔은 4,500원입니다.", [CANS], []),  # found nowhere: only an amount violation
+    ("가을 행사 할인율은 15%입니다.", [PROMOTIONS], []),
+    ("참치캔은 12개입이고 18,000원입니다.", [PACKS], []),
+    ("A-1023은 6,500원, B-2040은 9,800원입니다.", [SKUS], []),
+    ("고등어캔은 400g입니다.", [CANS], []),  # both cans are 400g
+    (
+        "고등어캔은 4,800원에서 3,900원으로 인하됩니다.",
+        ["솔빛 고등어캔 4,800원에서 3,900원으로 인하, 솔빛 꽁치캔 3,900원"],
+        [],
+    ),
+    ("배송비는 3,900원입니다.", ["배송비 3,900원, 솔빛 고등어캔 4,800원"], []),
+    ("꽁치캔 400g 한 캔은 3,900원입니다.", [CANS], []),
+    ("행사 할인율은 20%입니다.", [PROMOTIONS], []),  # which promotion is not said
+    ("주방세제 1.5L는 7,900원, 섬유유연제 2L는 9,900원입니다.", [VOLUMES], []),
+]
+
+
+@pytest.mark.parametrize(("draft", "evidence", "swaps"), CASES[:14] + CASES[16:])
+def test_swaps_are_flagged_with_the_evidence_value_and_nothing_else_is(draft, evidence, swaps):
+    assert mismatches(draft, evidence) == swaps
+
+
+def precision_and_recall() -> tuple[float, float, int, int, int]:
+    true_positives = false_positives = false_negatives = 0
+    for draft, evidence, swaps in CASES:
+        found = mismatches(draft, evidence)
+        true_positives += sum(1 for swap in found if swap in swaps)
+        false_positives += sum(1 for swap in found if swap not in swaps)
+        false_negatives += sum(1 for swap in swaps if swap not in found)
+    precision = true_positives / (true_positives + false_positives) if true_positives + false_positives else 1.0
+    return (
+        precision,
+        true_positives / (true_positives + false_negatives),
+        true_positives,
+        false_positives,
+        false_negatives,
+    )
+
+
+def test_precision_is_perfect_and_recall_as_documented():
+    precision, recall, true_positives, false_positives, false_negatives = precision_and_recall()
+    assert (true_positives, false_positives, false_negatives) == (18, 0, 2)
+    assert precision == 1.0 and recall == pytest.approx(18 / 20)
+
+
+@pytest.mark.parametrize("draft", SUPPORTED_DRAFTS)
+def test_no_swap_in_the_clean_drafts_of_the_value_table(draft):
+    assert values_verify(draft, evidence=VALUE_EVIDENCE).violations == ()
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "공급가는 30,000원입니다.",
+        "삼성전자 갤럭시 공급가는 30,000원이고 할인율은 15%입니다.",
+        "무료 배송은 50,000원 이상이고 반품 수수료는 약 3천원입니다.",
+        "진라면 행사는 3만원부터 5만원까지이고 행사 할인은 5~10%입니다.",
+        "전년 대비 2%p 올랐습니다.",
+    ],
+)
+def test_no_swap_in_the_clean_drafts_of_the_engine_table(draft):
+    assert engine_verify(draft, evidence=ENGINE_EVIDENCE).violations == ()
