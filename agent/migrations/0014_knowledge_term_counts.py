@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agent", "0012_attention_queue"),
+        ("agent", "0013_korean_labels"),
     ]
 
     operations = [
