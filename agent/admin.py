@@ -246,4 +246,4 @@ class KnowledgeWorkspaceAdmin(admin.ModelAdmin):
 
 
 admin.site.register(KnowledgeWorkspace, KnowledgeWorkspaceAdmin)
-from agent import admin_hub, admin_questions, admin_training  # noqa: F401,E402
+from agent import admin_actions, admin_hub, admin_questions, admin_training  # noqa: F401,E402

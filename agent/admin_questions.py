@@ -39,6 +39,7 @@ from agent.selectors import (
     DAILY_STATUSES,
     AttentionFilters,
     StatisticsWindow,
+    action_requests_for_run,
     answer_run_awaiting_approval,
     attention_queue,
     attention_vendors,
@@ -104,6 +105,12 @@ class ApproveForm(forms.Form):
 
 class MarkWrongForm(forms.Form):
     reason = forms.CharField(label="오답 사유", widget=forms.Textarea(attrs={"rows": 2, "cols": 100}))
+    correction = forms.CharField(
+        label="바른 답변",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 100}),
+        help_text="알면 적습니다. 평가 세트로 내보낼 때 이 답변에 있어야 할 내용이 됩니다.",
+    )
 
 
 class CorrectForm(ApproveForm):
@@ -290,7 +297,12 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
         if not form.is_valid():
             return self._render_audit(request, question, mark_wrong_form=form)
         try:
-            answer_mark_wrong(question=question, actor=request.user, reason=form.cleaned_data["reason"])
+            answer_mark_wrong(
+                question=question,
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+                correction=form.cleaned_data["correction"],
+            )
         except QuestionNotActionable as error:
             self.message_user(request, str(error), messages.ERROR)
             return self._render_audit(request, question, mark_wrong_form=form)
@@ -427,6 +439,7 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
             "sentence_sources": (
                 sentence_sources(audit.run.final_text, audit.evidence) if audit.run and audit.run.final_text else []
             ),
+            "action_requests": action_requests_for_run(audit.run),
             "verdict": audit_verdict(audit),
             "workspace_titles": audit.workspace_titles,
             "device_names": audit.device_names,
@@ -532,6 +545,10 @@ def attention_reasons(question) -> list[str]:
         reasons.append("승인 대기 (검토 후 발송 벤더)")
     if question.marked_wrong:
         reasons.append(f"오답 표시: {question.marked_wrong_reason}")
+    if question.handoff_removed:
+        reasons.append("사람에게 넘기는 문장을 답변에서 뺐습니다")
+    if question.actions_pending:
+        reasons.append("실행하지 않은 동작 요청")
     return reasons
 
 

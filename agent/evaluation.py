@@ -19,8 +19,8 @@ for a real model the measure of retrieval apart from the model.
 
 What must be zero, checked by code on the delivered text (the text that would be sent), not taken from the
 pipeline's own bookkeeping: delivered violations (amounts, percentages, brands the evidence does not hold),
-untrue action claims, other vendors' names in a vendor room, wrong answers, and answers with a heading fragment
-or a repeated sentence.
+untrue action claims, other vendors' names in a vendor room, sentences handing the vendor to a person, wrong
+answers, and answers with a heading fragment or a repeated sentence.
 """
 
 import datetime
@@ -30,10 +30,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.utils import timezone
+
 from agent.answer_sources import answer_body
+from agent.handoff import remove_handoffs
 from agent.knowledge.passages import heading_only, unit_key
 from agent.pipeline import QuestionContext, answer_compose, verification_names
-from agent.verification import ReportBucket, kinds_in_bucket, split_sentences, verify_draft
+from agent.selectors import reviews_marked_wrong, room_history, staff_correction_text
+from agent.verification import ReportBucket, kinds_in_bucket, parse_quantities, split_sentences, verify_draft
 from conversations.models import Room
 from vendors.selectors import room_name_resolve, vendor_get_by_code
 
@@ -55,6 +59,7 @@ class CaseResult:
     topic: str = ""
     verdict: str = ""  # "right" | "refused" | "wrong" | "" (nothing to judge)
     defects: list[str] = field(default_factory=list)  # heading fragments and repeated sentences in the answer
+    handoffs: list[str] = field(default_factory=list)  # sentences handing the vendor to a person
 
 
 @dataclass
@@ -77,6 +82,7 @@ class EvaluationReport:
             "other_vendor_leaks": self._count_bucket(ReportBucket.OTHER_VENDOR),
             "wrong_answers": sum(c.verdict == "wrong" for c in judged),
             "answer_defects": sum(len(c.defects) for c in self.cases),
+            "delivered_handoffs": sum(len(c.handoffs) for c in self.cases),
             "held_rate": _rate(sum(c.status == "held" for c in self.cases), len(self.cases)),
             "answered_rate": _rate(len(answered), len(self.cases)),
             "evidence_hit_rate": _rate(sum(hits), len(hits)) if hits else None,
@@ -112,6 +118,7 @@ class EvaluationReport:
             or summary["other_vendor_leaks"]
             or summary["wrong_answers"]
             or summary["answer_defects"]
+            or summary["delivered_handoffs"]
         )
 
 
@@ -188,6 +195,7 @@ def _evaluate_case(number: int, case: dict, provider) -> CaseResult:
         )
         result.delivered_violations = [v.as_dict() for v in check.violations]
         result.defects = answer_defects(trace.final_text)
+        result.handoffs = remove_handoffs(answer_body(trace.final_text), evidence=evidence_texts)[1]
     _check_expectations(result, expect, evidence_texts=evidence_texts)
     return result
 
@@ -246,3 +254,70 @@ def answer_defects(answer: str) -> list[str]:
 
 def _rate(part: int, whole: int) -> float:
     return round(part / whole, 3) if whole else 0.0
+
+
+# --- wrong answers become cases ---------------------------------------------------------------------------
+
+REVIEW_TOPIC = "staff review"
+
+
+def review_cases(review_ids: list[int] | None = None) -> list[dict]:
+    """Every answer staff marked wrong as an evaluation case: the room, the question (with the history it was
+    asked after and its date), and what the answer must and must not say.
+
+    With what staff wrote it should have said (on the mark, or a correction they sent): its amounts and
+    percentages must be in the answer and the answer must be `answered`; the wrong answer's figures that the
+    correction does not hold must not be. Without one: the wrong answer's figures (or, holding none, its first
+    sentence) must not come back. The reason, the wrong answer and the correction travel with the case
+    (`review`) for whoever curates the set.
+    """
+    cases = []
+    for review in reviews_marked_wrong(review_ids):
+        question = review.question
+        wrong = answer_body(review.text or "")
+        # What staff wrote it should have said: on the wrong mark, else the correction they sent afterwards.
+        correction = review.correction.strip() or staff_correction_text(question).strip()
+        expect: dict = {}
+        wanted = _figures(correction)
+        if correction:
+            expect["expect_status"] = "answered"
+        if wanted:
+            expect["must_contain"] = list(dict.fromkeys(raw for raw, _ in wanted))
+        kept = {key for _, key in wanted}
+        forbidden = [raw for raw, key in _figures(wrong) if key not in kept]
+        if not forbidden and wrong and not correction:
+            sentences = split_sentences(wrong)
+            forbidden = [sentences[0].text] if sentences else []
+        if forbidden:
+            expect["must_not_contain"] = list(dict.fromkeys(forbidden))
+        if question.room.kind == Room.Kind.INTERNAL:
+            expect["internal"] = True
+        history = room_history(room=question.room, before=question.message)
+        cases.append(
+            {
+                "room": question.room.name,
+                "question": question.text,
+                "date": timezone.localtime(question.message.sent_at).date().isoformat(),
+                "topic": REVIEW_TOPIC,
+                **({"history": [{"role": h["role"], "text": h["text"]} for h in history]} if history else {}),
+                "expect": expect,
+                "review": {
+                    "question_id": question.pk,
+                    "reason": review.reason,
+                    "wrong_answer": review.text,
+                    "should_say": correction,
+                    "marked_by": review.actor.get_username() if review.actor else "",
+                    "marked_at": review.created_at.isoformat(),
+                },
+            }
+        )
+    return cases
+
+
+def review_cases_jsonl(review_ids: list[int] | None = None) -> str:
+    return "".join(json.dumps(case, ensure_ascii=False) + "\n" for case in review_cases(review_ids))
+
+
+def _figures(text: str) -> list[tuple[str, tuple]]:
+    """The amounts and percentages of `text`: (as written, normalised key)."""
+    return [(quantity.raw, (str(quantity.kind), quantity.value)) for quantity in parse_quantities(text)]

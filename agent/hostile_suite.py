@@ -259,7 +259,6 @@ GUARDED_ELSEWHERE = {
     "other_vendor_name:latin_case": "issue 11 §1: name folding",
     "other_vendor_name:latin_hyphen": "issue 11 §1: name folding",
     "other_vendor_name:one_syllable_off": "issue 11 §1: a name one syllable off",
-    "handoff": "issue 11 §2: handoff removal",
 }
 
 

@@ -390,6 +390,8 @@ class AnswerRun(models.Model):
     outcome_reason = models.CharField("결과 사유", max_length=200, blank=True)
     final_text = models.TextField("최종 답변", blank=True)
     awaiting_review = models.BooleanField("검토 대기", default=False)
+    # A sentence handing the vendor to a person was removed from the answer: staff should look at the question.
+    handoff_removed = models.BooleanField("사람 연결 문장 제거", default=False)
     prompt_tokens = models.PositiveIntegerField("입력 토큰", default=0)
     completion_tokens = models.PositiveIntegerField("출력 토큰", default=0)
     llm_calls = models.PositiveIntegerField("LLM 호출 수", default=0)
@@ -495,6 +497,59 @@ class ToolCallRecord(models.Model):
         return f"{self.name} ({'허용' if self.allowed else '차단'})"
 
 
+class ActionRequest(models.Model):
+    """An irreversible action the model asked for (e.g. sending a document), recorded with its validated arguments
+    and idempotency key — never performed inside the tool loop.
+
+    It runs once the answer passed verification: at once for an `auto` vendor, on staff approval for a `review`
+    one; a held, blocked or no-evidence answer runs none (staff may run them from the question page). Running
+    looks the tool up in the registry again and validates the arguments again. Status changes only through
+    `agent.services.action_request_transition`: `pending → done | refused | failed`.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "실행 대기"
+        DONE = "done", "실행됨"
+        REFUSED = "refused", "거부됨"
+        FAILED = "failed", "실패"
+
+    run = models.ForeignKey(
+        AnswerRun, verbose_name="답변 실행", on_delete=models.CASCADE, related_name="action_requests"
+    )
+    question = models.ForeignKey(
+        "conversations.Question", verbose_name="질문", on_delete=models.CASCADE, related_name="action_requests"
+    )
+    position = models.PositiveSmallIntegerField("순서", default=0)
+    tool = models.CharField("도구", max_length=64)
+    arguments = models.JSONField("인자", default=dict, blank=True)
+    idempotency_key = models.CharField("멱등 키", max_length=200)
+    label = models.CharField("대상", max_length=300, blank=True)
+    status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.PENDING)
+    result = models.CharField("결과", max_length=500, blank=True)
+    send_job = models.ForeignKey(
+        "delivery.SendJob",
+        verbose_name="발송 작업",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="action_requests",
+    )
+    executed_by = models.CharField("실행자", max_length=150, blank=True)
+    created_at = models.DateTimeField("기록 시각", auto_now_add=True)
+    executed_at = models.DateTimeField("실행 시각", null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "position"]
+        verbose_name = "동작 요청"
+        verbose_name_plural = "동작 요청"
+        constraints = [
+            models.UniqueConstraint(fields=["run", "idempotency_key"], name="action_request_unique_key_per_run")
+        ]
+
+    def __str__(self):
+        return f"{self.tool} {self.label} ({self.get_status_display()})"
+
+
 class AnswerReview(models.Model):
     """A staff decision on an answer: approval (possibly edited or overridden) or a mark that it was wrong."""
 
@@ -513,6 +568,8 @@ class AnswerReview(models.Model):
     action = models.CharField("조치", max_length=16, choices=Action.choices)
     text = models.TextField("보낸 답변", blank=True)
     reason = models.TextField("사유", blank=True)
+    # With a wrong mark: what the answer should have said, when staff wrote it (exported as an evaluation case).
+    correction = models.TextField("바른 답변", blank=True)
     violations = models.JSONField("재검증 위반", default=list, blank=True)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, verbose_name="직원", null=True, on_delete=models.SET_NULL, related_name="+"

@@ -4,7 +4,9 @@
 Everything the model sees is masked (question, history, evidence): no other vendor's name reaches a prompt.
 Code, not the model, decides what survives: each draft is verified against the evidence of this turn, violations
 are sent back with the reasons and fresh evidence for a rewrite, and what still fails after the last round is
-removed. Follow-up questions back to the vendor are removed too (the bot never asks back).
+removed. Follow-up questions back to the vendor and sentences handing the vendor to a person are removed too
+(the bot never asks back and never hands off). An irreversible tool the model calls is only recorded here as an
+action request; it runs after verification (agent.services), and what happened is reported by code.
 """
 
 import datetime
@@ -16,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from django.conf import settings
 
 from agent.answer_sources import sentence_sources
+from agent.handoff import HANDOFF_REASON, remove_handoffs
 from agent.knowledge.masking import mask, vendor_masker
 from agent.knowledge.reconcile import evidence_reconcile
 from agent.knowledge.types import EvidenceItem
@@ -31,6 +34,7 @@ from agent.verification.sentences import text_without
 from conversations.models import Room
 
 RETRIEVAL_TOOLS = ("search_records", "search_faq", "search_hub")
+ASKS_BACK_REASON = "되묻는 문장"
 _NOT_INFORMATIONAL = re.compile(r"^(안녕|감사|고맙|수고|반갑|ㅎㅎ|ㅋㅋ|넵|네|예|좋아요|확인했습니다)")
 # A sentence that asks the vendor something back. Questions are the vendor's job here, not the bot's.
 _ASKS_BACK = re.compile(
@@ -86,7 +90,11 @@ class AnswerTrace:
     rounds: list[RoundTrace] = field(default_factory=list)
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     confirmed_actions: list[str] = field(default_factory=list)
+    # Irreversible actions the model asked for, validated and recorded — none performed here (agent.actions).
+    action_requests: list[dict] = field(default_factory=list)
+    action_asked: bool = False  # the model called an irreversible tool (even one refused or invalid)
     reconciled: list[dict] = field(default_factory=list)  # statements not shown: another source's value won
+    handoff_removed: bool = False  # a sentence handing the vendor to a person was removed: staff should look
     provider: str = ""
     model: str = ""
     prompt_tokens: int = 0
@@ -204,9 +212,10 @@ class _Composer:
         judge = make_llm_judge(self.provider) if self.provider.name != "local" else None
         names = verification_names(self.context.vendor, internal=self.context.room_kind == Room.Kind.INTERNAL)
         for number in range(settings.AGENT_VERIFY_ROUNDS + 1):
+            evidence = [item.text for _, item in self.trace.evidence]
             result = verify_draft(
                 draft,
-                evidence=[item.text for _, item in self.trace.evidence],
+                evidence=evidence,
                 known_brands=names.brands,
                 counterpart_names=names.counterpart,
                 other_vendor_names=names.other_vendors,
@@ -215,23 +224,29 @@ class _Composer:
                 question=self.context.question_text,
             )
             clean, asked_back = remove_questions_back(result.clean_text)
+            clean, handed_off = remove_handoffs(clean, evidence=evidence)
+            if handed_off:
+                self.trace.handoff_removed = True
             self.trace.rounds.append(
                 RoundTrace(
                     number=number,
                     draft=draft,
                     violations=[violation.as_dict() for violation in result.violations],
-                    removed=[{"text": text, "reason": "되묻는 문장"} for text in asked_back],
+                    removed=[{"text": text, "reason": ASKS_BACK_REASON} for text in asked_back]
+                    + [{"text": text, "reason": HANDOFF_REASON} for text in handed_off],
                     clean_text=clean,
                 )
             )
-            if result.ok and not asked_back:
+            if result.ok and not asked_back and not handed_off:
                 return draft.strip()
             if number == settings.AGENT_VERIFY_ROUNDS:
                 return clean
             self._retrieve(_research_query(self.trace.search_query, result.violations), round_=number + 1)
             self.messages.append(self._masked_message({"role": "assistant", "content": draft}))
             self.messages.append(
-                self._masked_message(prompts.violation_feedback_message(result.violations, asked_back=asked_back))
+                self._masked_message(
+                    prompts.violation_feedback_message(result.violations, asked_back=asked_back, handed_off=handed_off)
+                )
             )
             draft = self._chat_text() or draft
         return ""
@@ -356,7 +371,10 @@ class _StageTimer:
 
 def answer_compose(context: QuestionContext, *, provider: LlmProvider) -> AnswerTrace:
     started = time.perf_counter()
-    trace = _Composer(context, provider).compose()
+    composer = _Composer(context, provider)
+    trace = composer.compose()
+    trace.action_requests = [asdict(plan) for plan in composer.tool_context.action_requests]
+    trace.action_asked = composer.tool_context.action_asked
     trace.stage_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
     return trace
 

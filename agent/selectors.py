@@ -14,6 +14,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from agent.models import (
+    ActionRequest,
     AnswerReview,
     AnswerRun,
     AttentionItem,
@@ -91,6 +92,8 @@ ATTENTION_REASONS = {
     "blocked": "차단 (방 벤더 미확정)",
     "awaiting_review": "승인 대기",
     "marked_wrong": "오답 표시",
+    "handoff_removed": "사람 연결 문장 제거",
+    "actions_pending": "실행하지 않은 동작 요청",
 }
 # The "past the SLA" filter measures at most this many of the oldest candidates in business time.
 ATTENTION_SLA_SCAN_LIMIT = 5000
@@ -132,21 +135,34 @@ def questions_annotated(queryset: QuerySet[Question] | None = None) -> QuerySet[
         marked_wrong=Exists(
             AnswerReview.objects.filter(question=OuterRef("pk"), action=AnswerReview.Action.MARK_WRONG)
         ),
+        handoff_removed=Subquery(latest_run.values("handoff_removed")[:1]),
+        actions_pending=Exists(
+            ActionRequest.objects.filter(question=OuterRef("pk"), status=ActionRequest.Status.PENDING)
+        ),
     )
 
 
 def questions_needing_attention() -> QuerySet[Question]:
     """Every question staff must look at, newest first: ended held, no evidence, blocked (its room has no vendor)
-    or failed, its answer marked wrong, or an answer waiting for approval. Annotated with the latest wrong-mark
-    reason and staff action; its work-queue row (owner, state) selected."""
+    or failed, its answer marked wrong, an answer waiting for approval, a sentence handing the vendor to a person
+    removed from its answer, or an action request not run. Annotated with the latest wrong-mark reason and staff
+    action; its work-queue row (owner, state) selected."""
     reviews = AnswerReview.objects.filter(question=OuterRef("pk")).order_by("-created_at", "-pk")
     # `pk IN (…)` rather than the EXISTS annotations: under OR, PostgreSQL hashes an IN list once but runs an
     # EXISTS per question.
     marked_wrong = AnswerReview.objects.filter(action=AnswerReview.Action.MARK_WRONG).values("question_id")
     awaiting = AnswerRun.objects.filter(awaiting_review=True, send_job__isnull=True).values("question_id")
+    handed_off = AnswerRun.objects.filter(handoff_removed=True).values("question_id")
+    actions_pending = ActionRequest.objects.filter(status=ActionRequest.Status.PENDING).values("question_id")
     return (
         questions_annotated()
-        .filter(Q(status__in=ATTENTION_STATUSES) | Q(pk__in=marked_wrong) | Q(pk__in=awaiting))
+        .filter(
+            Q(status__in=ATTENTION_STATUSES)
+            | Q(pk__in=marked_wrong)
+            | Q(pk__in=awaiting)
+            | Q(pk__in=handed_off)
+            | Q(pk__in=actions_pending)
+        )
         .annotate(
             marked_wrong_reason=Subquery(reviews.filter(action=AnswerReview.Action.MARK_WRONG).values("reason")[:1]),
             latest_review_action=Subquery(reviews.values("action")[:1]),
@@ -154,6 +170,32 @@ def questions_needing_attention() -> QuerySet[Question]:
         .select_related("attention__owner")
         .order_by("-created_at", "-pk")
     )
+
+
+def reviews_marked_wrong(review_ids: list[int] | None = None) -> QuerySet[AnswerReview]:
+    """Every wrong mark by staff (or the ones given), oldest first, with the question, its room and message."""
+    reviews = AnswerReview.objects.filter(action=AnswerReview.Action.MARK_WRONG)
+    if review_ids is not None:
+        reviews = reviews.filter(pk__in=review_ids)
+    return reviews.select_related("question__room", "question__message", "run", "actor").order_by("created_at", "pk")
+
+
+def staff_correction_text(question: Question) -> str:
+    """The text of the latest correction staff sent after the question's answer, or ""."""
+    return (
+        AnswerReview.objects.filter(question=question, action=AnswerReview.Action.CORRECT)
+        .order_by("-created_at", "-pk")
+        .values_list("text", flat=True)
+        .first()
+        or ""
+    )
+
+
+def action_requests_for_run(run: AnswerRun | None) -> list[ActionRequest]:
+    """The action requests the model made in `run`, in order, with their send jobs."""
+    if run is None:
+        return []
+    return list(run.action_requests.select_related("send_job").order_by("position"))
 
 
 @dataclass(frozen=True)
@@ -214,6 +256,12 @@ def _attention_reason_filter(queryset: QuerySet[Question], reason: str) -> Query
     if reason == "marked_wrong":
         return queryset.filter(
             pk__in=AnswerReview.objects.filter(action=AnswerReview.Action.MARK_WRONG).values("question_id")
+        )
+    if reason == "handoff_removed":
+        return queryset.filter(pk__in=AnswerRun.objects.filter(handoff_removed=True).values("question_id"))
+    if reason == "actions_pending":
+        return queryset.filter(
+            pk__in=ActionRequest.objects.filter(status=ActionRequest.Status.PENDING).values("question_id")
         )
     return queryset
 

@@ -16,17 +16,30 @@ import threading
 import time
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from agent.actions import JobSnapshot, confirmation_line, with_confirmation
 from agent.knowledge.faq_services import faq_entry_create
-from agent.llm.base import LlmProvider, provider_get
-from agent.models import AnswerReview, AnswerRun, AttentionItem, DraftRound, RunEvidence, ToolCallRecord
+from agent.llm.base import LlmPermanentError, LlmProvider, provider_get, provider_kind
+from agent.models import (
+    ActionRequest,
+    AnswerReview,
+    AnswerRun,
+    AttentionItem,
+    DraftRound,
+    RunEvidence,
+    ToolCallRecord,
+)
 from agent.pipeline import AnswerTrace, QuestionContext, answer_compose, remove_questions_back, verification_names
 from agent.selectors import questions_dispatch_lost, questions_lease_lapsed, room_history
+from agent.tools import ActionRefused, Grade, ToolContext, action_perform
+from agent.tools.registry import tool_names
 from agent.verification import verify_draft
 from config.celery import TRANSIENT_ERRORS
 from conversations.models import Question, Room
@@ -37,7 +50,8 @@ from conversations.question_services import (
     question_touch,
     question_transition,
 )
-from delivery.services import send_request_submit
+from delivery.models import SendJob
+from delivery.services import SendJobError, send_request_submit
 from monitoring.models import Alert
 from monitoring.services import alert_raise, audit_record
 
@@ -76,15 +90,24 @@ def question_process(question_id: int, *, provider: LlmProvider | None = None) -
 
     Returns None when the question is not accepted (another run has it, or it is done). A transient error closes
     the run, puts the question back to `accepted` and is raised again for the task to retry (on the last attempt
-    the question fails instead); any other error fails the question with an alert — never silence.
+    the question fails instead); any other error fails the question with an alert — never silence. A permanent
+    provider error (401, 403, 404, a 400 for an unknown model) or a missing provider setting fails it at once and
+    raises one provider alert besides: no retry and no sweep would change the answer.
     """
-    provider = provider or provider_get()
-    run = run_claim(question_id, provider_name=provider.name)
+    configuration_error = None
+    if provider is None:
+        try:
+            provider = provider_get()
+        except ImproperlyConfigured as error:
+            configuration_error = error  # the question fails on it below, at once, instead of waiting for a sweep
+    run = run_claim(question_id, provider_name=provider.name if provider else provider_kind())
     if run is None:
         return None
     question = run.question
     with _lease_heartbeat(run):
         try:
+            if configuration_error is not None:
+                raise configuration_error
             if question.room.resolution_status != Room.ResolutionStatus.MATCHED or question.vendor_id is None:
                 # The room was re-resolved away from a vendor after the question was accepted.
                 reason = f"room_{question.room.resolution_status}"
@@ -100,8 +123,23 @@ def question_process(question_id: int, *, provider: LlmProvider | None = None) -
         except Exception as error:
             logger.exception("question %s failed", question_id)
             _run_fail(run, error)
+            if isinstance(error, (LlmPermanentError, ImproperlyConfigured)):
+                # Another attempt would fail the same way, and so would every other question: say so once.
+                transaction.on_commit(partial(provider_failure_alert, error))
     run.refresh_from_db()
     return run
+
+
+def provider_failure_alert(error: Exception) -> None:
+    """One open alert for a provider that refuses every call (a wrong key, model or endpoint, a missing setting),
+    raised when a question fails on it."""
+    kind = provider_kind()
+    alert_raise(
+        kind=Alert.Kind.LLM_PROVIDER_FAILED,
+        key=f"llm:{kind}",
+        message=f"LLM 제공자({kind})가 요청을 거부해 질문이 바로 실패했습니다. 설정을 확인하세요: {str(error)[:300]}",
+        data={"provider": kind, "error": _error_text(error)},
+    )
 
 
 def run_claim(question_id: int, *, provider_name: str) -> AnswerRun | None:
@@ -190,7 +228,10 @@ def _run_finish(run: AnswerRun, *, outcome: str, reason: str, trace: AnswerTrace
                 if question.vendor.answer_mode == "review":
                     run.awaiting_review = True
                 else:
-                    run.send_job = _send(question, trace.final_text, actor=AGENT_ACTOR)
+                    # Only a verified answer runs its actions; the line says what they did, from the jobs.
+                    line = actions_run(run, actor=AGENT_ACTOR, perform=outcome == Status.ANSWERED)
+                    run.final_text = with_confirmation(trace.final_text, line)
+                    run.send_job = _send(question, run.final_text, actor=AGENT_ACTOR)
         run.outcome = outcome
         run.outcome_reason = reason[:200]
         _run_close(run)
@@ -271,6 +312,7 @@ def _run_close(run: AnswerRun, *, error: str = "") -> None:
             "outcome",
             "outcome_reason",
             "awaiting_review",
+            "final_text",
             "send_job",
             "error",
             "finished_at",
@@ -367,6 +409,10 @@ def answer_approve(*, question: Question, actor, text: str | None = None, overri
     if violations and not override_reason.strip():
         raise QuestionNotActionable("검증 위반이 남아 있습니다. 그대로 보내려면 사유를 입력하세요.")
     action = AnswerReview.Action.OVERRIDE if violations else AnswerReview.Action.APPROVE
+    # Approving a verified answer runs its action requests; a held or no-evidence one runs none (staff run
+    # those one by one from the question page). The line reports what exists, from the jobs.
+    line = actions_run(run, actor=actor, perform=run.outcome == Status.ANSWERED)
+    final = with_confirmation(final, line)
     run.send_job = _send(question, final, actor=actor)
     run.final_text = final
     run.awaiting_review = False
@@ -419,7 +465,9 @@ def staff_text_verify(*, question: Question, run: AnswerRun, text: str) -> list[
 
 
 @transaction.atomic
-def answer_mark_wrong(*, question: Question, actor, reason: str) -> AnswerReview:
+def answer_mark_wrong(*, question: Question, actor, reason: str, correction: str = "") -> AnswerReview:
+    """Record that the answer was wrong, with the reason and (when staff write it) what it should have said —
+    both go into the evaluation export (`eval_agent --from-reviews`)."""
     if not reason.strip():
         raise QuestionNotActionable("오답 사유를 입력하세요.")
     run = question.runs.order_by("-attempt").first()
@@ -429,6 +477,7 @@ def answer_mark_wrong(*, question: Question, actor, reason: str) -> AnswerReview
         action=AnswerReview.Action.MARK_WRONG,
         text=run.final_text if run else "",
         reason=reason,
+        correction=correction.strip(),
         actor=actor,
     )
     audit_record(
@@ -567,6 +616,7 @@ def _record_trace(run: AnswerRun, trace: AnswerTrace) -> None:
         run.query_rewritten = trace.query_rewritten
         run.tools_offered = trace.tools_offered
         run.confirmed_actions = trace.confirmed_actions
+        run.handoff_removed = trace.handoff_removed
         run.final_text = trace.final_text
         run.prompt_tokens = trace.prompt_tokens
         run.completion_tokens = trace.completion_tokens
@@ -617,8 +667,118 @@ def _record_trace(run: AnswerRun, trace: AnswerTrace) -> None:
             )
             for position, c in enumerate(trace.tool_calls)
         )
+        ActionRequest.objects.bulk_create(
+            ActionRequest(
+                run=run,
+                question_id=run.question_id,
+                position=position,
+                tool=request["tool"],
+                arguments=request["arguments"],
+                idempotency_key=request["idempotency_key"],
+                label=request["label"][:300],
+                # Asked again for an action that already happened: nothing left to run.
+                status=ActionRequest.Status.DONE if request["already_done"] else ActionRequest.Status.PENDING,
+                result="이미 처리된 요청" if request["already_done"] else "",
+            )
+            for position, request in enumerate(trace.action_requests)
+        )
 
 
 def _last_draft(run: AnswerRun) -> str:
     last = run.rounds.order_by("-number").first()
     return last.clean_text if last else ""
+
+
+# --- action requests: irreversible actions, run only after the answer passed verification ---------------------
+
+
+def actions_run(run: AnswerRun, *, actor, perform: bool) -> str:
+    """Run the run's pending action requests (when `perform`) and return the `[시스템 확인]` line built from the
+    send jobs named by its requests, read before and after. "" when the model asked for no action."""
+    requests = list(run.action_requests.order_by("position"))
+    asked = bool(requests) or run.tool_calls.filter(name__in=tool_names(grade=Grade.IRREVERSIBLE)).exists()
+    labels = {request.idempotency_key: request.label for request in requests}
+    before = _jobs_by_key(labels)
+    if perform:
+        for request in requests:
+            if request.status == ActionRequest.Status.PENDING:
+                action_request_run(request, actor=actor)
+    return confirmation_line(labels, before, _jobs_by_key(labels), asked=asked)
+
+
+@transaction.atomic
+def action_request_run(request: ActionRequest, *, actor) -> ActionRequest:
+    """Run one pending action request: the registry checks the tool and its arguments again (a read tool, a
+    tampered argument or a record gone since is refused), then it acts — idempotently, by the request's key."""
+    request = ActionRequest.objects.select_for_update().get(pk=request.pk)
+    if request.status != ActionRequest.Status.PENDING:
+        return request
+    question = Question.objects.select_related("room", "vendor").get(pk=request.question_id)
+    context = ToolContext(
+        question_id=question.pk,
+        vendor=question.vendor,
+        room=question.room,
+        room_kind=question.room.kind,
+    )
+    try:
+        _, job = action_perform(
+            context, request.tool, request.arguments, idempotency_key=request.idempotency_key, actor=actor
+        )
+    except ActionRefused as error:
+        return action_request_transition(request, to=ActionRequest.Status.REFUSED, actor=actor, result=str(error))
+    except SendJobError as error:
+        return action_request_transition(request, to=ActionRequest.Status.FAILED, actor=actor, result=str(error))
+    return action_request_transition(
+        request,
+        to=ActionRequest.Status.DONE,
+        actor=actor,
+        result=f"발송 작업 #{job.pk}",
+        send_job=job,
+    )
+
+
+_ACTION_TRANSITIONS = {
+    ActionRequest.Status.PENDING: (
+        ActionRequest.Status.DONE,
+        ActionRequest.Status.REFUSED,
+        ActionRequest.Status.FAILED,
+    ),
+}
+
+
+def action_request_transition(request: ActionRequest, *, to: str, actor, result: str = "", send_job=None):
+    """The one way an action request changes status: compare-and-set on the status read, with an audit row."""
+    if to not in _ACTION_TRANSITIONS.get(request.status, ()):
+        raise QuestionNotActionable(f"동작 요청 상태를 {request.status}에서 {to}(으)로 바꿀 수 없습니다.")
+    now = timezone.now()
+    changed = ActionRequest.objects.filter(pk=request.pk, status=request.status).update(
+        status=to, result=result[:500], send_job=send_job, executed_by=_actor_name(actor)[:150], executed_at=now
+    )
+    if not changed:
+        raise QuestionNotActionable("동작 요청이 그사이 바뀌었습니다. 새로 고쳐 확인하세요.")
+    audit_record(
+        actor_kind="staff" if hasattr(actor, "pk") else "system",
+        actor_id=actor.pk if hasattr(actor, "pk") else str(actor),
+        action=f"action_request.{to}",
+        target=request,
+        data={"from": request.status, "tool": request.tool, "key": request.idempotency_key, "result": result[:200]},
+    )
+    request.refresh_from_db()
+    return request
+
+
+def action_request_run_by_staff(*, request: ActionRequest, actor) -> ActionRequest:
+    """Staff run one pending request from the question page (e.g. of a held answer, whose actions never run by
+    themselves)."""
+    if request.status != ActionRequest.Status.PENDING:
+        raise QuestionNotActionable("이미 실행되었거나 거부된 요청입니다.")
+    return action_request_run(request, actor=actor)
+
+
+def _jobs_by_key(labels: dict[str, str]) -> dict[str, JobSnapshot]:
+    jobs = SendJob.objects.filter(idempotency_key__in=list(labels))
+    return {job.idempotency_key: JobSnapshot(job.pk, job.get_state_display()) for job in jobs}
+
+
+def _actor_name(actor) -> str:
+    return getattr(actor, "username", None) or str(actor)

@@ -64,6 +64,7 @@ class Alert(models.Model):
         DEVICE_SILENT = "device_silent", "기기 응답 없음"
         UPLOAD_GAP = "upload_gap", "업로드 공백"
         ROOM_UNANSWERED = "room_unanswered", "벤더 미확정 방의 질문"
+        LLM_PROVIDER_FAILED = "llm_provider_failed", "LLM 제공자 설정 오류"
 
     class Status(models.TextChoices):
         OPEN = "open", "열림"

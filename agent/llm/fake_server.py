@@ -1,7 +1,8 @@
 """A tiny OpenAI-compatible chat-completions server on 127.0.0.1, for tests and the benchmark.
 
 It answers ``POST /v1/chat/completions`` from a queue of scripted responses (status, JSON body, delay) and
-records every request body. When the queue is empty it repeats the last response. It runs in a daemon thread:
+records every request body. When the queue is empty it asks its ``responder`` (a callable from the request body
+to a ``FakeResponse``), if it has one, and otherwise repeats the last response. It runs in a daemon thread:
 
     with FakeOpenAIServer() as server:
         server.enqueue(200, chat_completion_body(content="안녕하세요"))
@@ -12,6 +13,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -59,8 +61,9 @@ def error_body(message: str, kind: str = "server_error") -> dict:
 
 
 class FakeOpenAIServer:
-    def __init__(self):
+    def __init__(self, responder: Callable[[dict], FakeResponse] | None = None):
         self.requests: list[dict] = []
+        self._responder = responder
         self._responses: deque[FakeResponse] = deque()
         self._last = FakeResponse(200, chat_completion_body(content="ok"))
         self._lock = threading.Lock()
@@ -94,6 +97,8 @@ class FakeOpenAIServer:
             self.requests.append(request)
             if self._responses:
                 self._last = self._responses.popleft()
+            elif self._responder is not None:
+                return self._responder(request["body"])
             return self._last
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

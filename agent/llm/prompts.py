@@ -97,9 +97,12 @@ _FEEDBACK_HEADER = f"{SYSTEM_NUDGE_PREFIX} 초안 검증에서 근거로 확인�
 _FEEDBACK_ITEM_RE = re.compile(r"^- 「(?P<text>.+?)」: ", re.MULTILINE)
 
 
-def violation_feedback_message(violations: Iterable, *, asked_back: Iterable[str] = ()) -> dict:
+def violation_feedback_message(
+    violations: Iterable, *, asked_back: Iterable[str] = (), handed_off: Iterable[str] = ()
+) -> dict:
     """The request to rewrite from the (re-searched) evidence, listing each violation (an engine ``Violation``
-    or its dict) and each sentence that asked the vendor something back."""
+    or its dict), each sentence that asked the vendor something back and each that handed the vendor to a
+    person."""
     lines = [_FEEDBACK_HEADER]
     for violation in violations:
         text = _one_line(str(_field(violation, "text") or ""))
@@ -111,6 +114,11 @@ def violation_feedback_message(violations: Iterable, *, asked_back: Iterable[str
         lines.append(line)
     for sentence in asked_back:
         lines.append(f"- 「{_one_line(sentence)}」: 거래처에게 되묻는 문장입니다. 되묻지 말고 근거로 답하세요.")
+    for sentence in handed_off:
+        lines.append(
+            f"- 「{_one_line(sentence)}」: 사람에게 넘기거나 나중에 연락하겠다는 문장입니다. "
+            "아무에게도 넘기지 말고 근거로 답하세요."
+        )
     lines.append(
         "필요하면 검색 도구로 근거를 다시 확인한 뒤, 근거에 적힌 값과 이름만 사용해 답변 전체를 다시 작성하세요. "
         "근거로 확인되지 않는 내용은 빼고, 실제로 하지 않은 작업을 했다고 쓰지 마세요."

@@ -6,7 +6,18 @@ import json
 
 import pytest
 
-from agent.tools import Grade, Scope, ToolContext, ToolResult, registry, tool_execute, tool_get, tools_offered
+from agent.tools import (
+    ActionRefused,
+    Grade,
+    Scope,
+    ToolContext,
+    ToolResult,
+    action_perform,
+    registry,
+    tool_execute,
+    tool_get,
+    tools_offered,
+)
 from agent.tools.company import COMPANY_TOOL_NAMES
 from conversations.models import Room
 from conversations.tests.factories import QuestionFactory, RoomFactory
@@ -232,72 +243,113 @@ def send_context(external_room):
     return context_for(external_room, question_id=question.pk)
 
 
-def test_send_document_queues_one_job_and_confirms_it_from_the_job(send_context, document):
-    """One send job with the question's idempotency key; the `[시스템 확인]` line names the job read back from the
-    database, and the turn records a confirmed send."""
+def test_send_document_in_the_loop_records_a_request_and_sends_nothing(send_context, document):
+    """Inside the tool loop the irreversible tool only plans: one action request with the validated arguments and
+    the question's idempotency key, no send job, and a result telling the model it is not done."""
     execution = tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
 
-    job = SendJob.objects.get()
-    assert job.idempotency_key == f"question:{send_context.question_id}:document:{document.pk}"
-    assert job.room == send_context.room
-    assert [item.text for item in job.items.all()] == ["[2026 거래 조건]\n월말 마감."]
-    assert execution.result.text == f"[시스템 확인] 발송 요청 #{job.pk} · 문서 '2026 거래 조건' · 상태: 대기"
-    assert execution.result.confirmed_action == "send"
-    assert send_context.confirmed_actions == ["send"]
-
-
-def test_a_second_send_document_call_answers_from_the_real_job_state(send_context, document):
-    """Asked again, the tool queues nothing new and reports the job's state as stored (here: already sent)."""
-    tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
-    job = SendJob.objects.get()
-    SendJob.objects.filter(pk=job.pk).update(state=SendJob.State.SENT)
-
-    execution = tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
-
-    assert SendJob.objects.count() == 1
-    assert execution.result.text == f"[시스템 확인] 이미 요청된 발송 #{job.pk} · 문서 '2026 거래 조건' · 상태: 발송됨"
-
-
-def test_send_document_in_an_unknown_state_confirms_nothing(send_context, document):
-    """A job whose delivery is unknown is not re-queued and not reported as sent: no confirmed action."""
-    tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
-    SendJob.objects.update(state=SendJob.State.UNKNOWN)
-    send_context.confirmed_actions.clear()
-
-    execution = tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
-
-    assert execution.result.text.startswith("[시스템 확인] 문서 발송 요청이 처리되지 않았습니다")
-    assert execution.result.text.endswith("새로 처리된 것은 없음")
+    assert not SendJob.objects.exists()
+    [request] = send_context.action_requests
+    assert request.tool == "send_document"
+    assert request.arguments == {"reference": f"record:{document.pk}"}
+    assert request.idempotency_key == f"question:{send_context.question_id}:document:{document.pk}"
+    assert request.label == "2026 거래 조건"
+    assert "요청이 기록되었습니다" in execution.result.text and "아직 처리되지 않았습니다" in execution.result.text
     assert execution.result.confirmed_action is None
-    assert send_context.confirmed_actions == []
-    assert SendJob.objects.get().state == SendJob.State.UNKNOWN
+    assert send_context.confirmed_actions == ["register"]  # the request was received, nothing was sent
+    assert send_context.action_asked is True
+
+
+def test_the_same_request_twice_is_recorded_once(send_context, document):
+    tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
+    tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
+    assert len(send_context.action_requests) == 1
+
+
+def test_a_document_already_sent_confirms_the_send(send_context, document):
+    """Asked again for a document whose job is already `sent` (a retry): the claim of a send may stand."""
+    SendJob.objects.create(
+        room=send_context.room,
+        idempotency_key=f"question:{send_context.question_id}:document:{document.pk}",
+        request_fingerprint="x",
+        state=SendJob.State.SENT,
+        created_by="agent",
+    )
+    execution = tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
+    assert execution.result.confirmed_action == "send"
+    assert send_context.confirmed_actions == ["register", "send"]
+    assert send_context.action_requests[0].already_done is True
 
 
 def test_another_vendors_document_reads_exactly_like_a_missing_one(send_context):
-    """A record of another vendor gets the same words as a record that does not exist, and nothing is queued."""
+    """A record of another vendor gets the same words as a record that does not exist; nothing is recorded."""
     foreign = VendorRecordFactory(vendor=VendorFactory(code="7002", name="베타유통"), title="베타 단가표")
     missing = tool_execute(send_context, "send_document", {"reference": f"record:{foreign.pk + 1000}"})
     other_vendors = tool_execute(send_context, "send_document", {"reference": f"record:{foreign.pk}"})
 
     assert other_vendors.result.text == missing.result.text
-    assert missing.result.text == "[시스템 확인] 해당 문서를 찾을 수 없습니다. 새로 처리된 것은 없음"
+    assert missing.result.text == "[시스템 확인] 해당 문서를 찾을 수 없습니다. 새로 처리되거나 접수된 것은 없음"
     assert other_vendors.result.confirmed_action is None
+    assert send_context.action_requests == []
     assert not SendJob.objects.exists()
-    assert send_context.confirmed_actions == []
 
 
 @pytest.mark.parametrize("reference", ["12", "product:12", "record:12; drop", "record:", {"id": 12}])
 def test_send_document_refuses_malformed_references(send_context, reference):
-    """Only `record:<digits>` is accepted; anything else is an argument error and queues nothing."""
+    """Only `record:<digits>` is accepted; anything else is an argument error and records nothing."""
     execution = tool_execute(send_context, "send_document", {"reference": reference})
     assert execution.error.startswith("인자가 올바르지 않습니다: 'reference'")
-    assert not SendJob.objects.exists()
+    assert send_context.action_requests == []
 
 
-def test_send_document_is_refused_in_a_dry_run(document, external_room):
-    """Without a stored room (a dry run) the irreversible tool is refused before it runs."""
+def test_send_document_is_offered_in_a_dry_run_and_records_only_in_memory(document, external_room):
+    """A dry run (no stored room) offers the irreversible tool like a real run; the request stays in memory."""
     context = context_for(None, vendor=external_room.vendor)
+    assert "send_document" in {tool.name for tool in tools_offered(context)}
     execution = tool_execute(context, "send_document", {"reference": f"record:{document.pk}"})
-    assert execution.allowed is False
-    assert "되돌릴 수 없는 동작" in execution.blocked_reason
+    assert execution.allowed is True
+    assert context.action_requests[0].idempotency_key == f"dry-run:document:{document.pk}"
     assert not SendJob.objects.exists()
+
+
+def test_the_confirm_path_refuses_a_read_tool(send_context):
+    """A stored request naming a read tool never runs through the confirm path."""
+    with pytest.raises(ActionRefused, match="동작 도구가 아닙니다"):
+        action_perform(send_context, "search_records", {"query": "단가"}, idempotency_key="k", actor="staff")
+    with pytest.raises(ActionRefused):
+        action_perform(send_context, "no_such_tool", {}, idempotency_key="k", actor="staff")
+
+
+def test_the_confirm_path_validates_the_arguments_again(send_context, document):
+    """Tampered arguments (another vendor's record, another record than the recorded key) are refused."""
+    foreign = VendorRecordFactory(vendor=VendorFactory(code="7002", name="베타유통"), title="베타 단가표")
+    key = f"question:{send_context.question_id}:document:{document.pk}"
+    with pytest.raises(ActionRefused, match="찾을 수 없습니다"):
+        action_perform(
+            send_context, "send_document", {"reference": f"record:{foreign.pk}"}, idempotency_key=key, actor="s"
+        )
+    other = VendorRecordFactory(vendor=send_context.vendor, title="다른 문서")
+    with pytest.raises(ActionRefused, match="다른 동작"):
+        action_perform(
+            send_context, "send_document", {"reference": f"record:{other.pk}"}, idempotency_key=key, actor="s"
+        )
+    with pytest.raises(ActionRefused, match="인자가 올바르지 않습니다"):
+        action_perform(
+            send_context,
+            "send_document",
+            {"reference": f"record:{document.pk}", "vendor": "7002"},
+            idempotency_key=key,
+            actor="s",
+        )
+    assert not SendJob.objects.exists()
+    _, job = action_perform(
+        send_context, "send_document", {"reference": f"record:{document.pk}"}, idempotency_key=key, actor="s"
+    )
+    assert job.idempotency_key == key and [item.text for item in job.items.all()] == ["[2026 거래 조건]\n월말 마감."]
+
+
+def test_every_irreversible_tool_plans_and_performs_and_no_other_does():
+    for tool in registry._REGISTRY.values():
+        irreversible = tool.grade == Grade.IRREVERSIBLE
+        assert (tool.plan is not None) == irreversible and (tool.perform is not None) == irreversible
+        assert (tool.handler is None) == irreversible

@@ -1,6 +1,8 @@
 """Tools the agent may call, scoped and graded in code (see registry.py)."""
 
 from agent.tools.registry import (
+    ActionPlan,
+    ActionRefused,
     Grade,
     Scope,
     Tool,
@@ -8,12 +10,15 @@ from agent.tools.registry import (
     ToolContext,
     ToolExecution,
     ToolResult,
+    action_perform,
     tool_execute,
     tool_get,
     tools_offered,
 )
 
 __all__ = [
+    "ActionPlan",
+    "ActionRefused",
     "Grade",
     "Scope",
     "Tool",
@@ -21,6 +26,7 @@ __all__ = [
     "ToolContext",
     "ToolExecution",
     "ToolResult",
+    "action_perform",
     "tool_execute",
     "tool_get",
     "tools_offered",

@@ -3,7 +3,16 @@ have no vendor argument, and one sent anyway is refused as an unknown argument."
 
 from agent.knowledge.masking import mask_evidence
 from agent.tools.arguments import int_argument, reject_unknown, text_argument
-from agent.tools.registry import Grade, Scope, Tool, ToolArgumentsInvalid, ToolContext, ToolResult, register
+from agent.tools.registry import (
+    ActionPlan,
+    Grade,
+    Scope,
+    Tool,
+    ToolArgumentsInvalid,
+    ToolContext,
+    ToolResult,
+    register,
+)
 from agent.tools.retrieval import evidence_text
 
 
@@ -22,14 +31,10 @@ def _recommend_products(context: ToolContext, arguments: dict) -> ToolResult:
     return ToolResult(text=evidence_text(items), evidence=items)
 
 
-def _send_document(context: ToolContext, arguments: dict) -> ToolResult:
-    """Queue one of the counterpart's records as a message to this room, and say what really happened.
-
-    The `[시스템 확인]` line is read from the send job before and after the request (seed 003): the model may
-    only quote it. Another vendor's record answers exactly like a missing one.
-    """
+def _send_document_plan(context: ToolContext, arguments: dict) -> ActionPlan | ToolResult:
+    """Validate a document send: one of the counterpart's current records. Another vendor's record answers
+    exactly like a missing one. Runs in the tool loop (nothing is sent there) and again before the send."""
     from delivery.models import SendJob
-    from delivery.services import SendJobError, send_request_submit
     from vendors.models import VendorRecord
 
     reject_unknown(arguments, {"reference"})
@@ -40,26 +45,35 @@ def _send_document(context: ToolContext, arguments: dict) -> ToolResult:
         VendorRecord.objects.current().filter(pk=int(reference.removeprefix("record:")), vendor=context.vendor).first()
     )
     if record is None:
-        return ToolResult(text="[시스템 확인] 해당 문서를 찾을 수 없습니다. 새로 처리된 것은 없음")
-    key = f"question:{context.question_id}:document:{record.pk}"
-    before = SendJob.objects.filter(idempotency_key=key).values_list("state", flat=True).first()
+        return ToolResult(text="[시스템 확인] 해당 문서를 찾을 수 없습니다. 새로 처리되거나 접수된 것은 없음")
+    owner = f"question:{context.question_id}" if context.question_id is not None else "dry-run"
+    key = f"{owner}:document:{record.pk}"
+    state = SendJob.objects.filter(idempotency_key=key).values_list("state", flat=True).first()
+    return ActionPlan(
+        tool="send_document",
+        arguments={"reference": f"record:{record.pk}"},
+        idempotency_key=key,
+        kind="send",
+        label=record.title,
+        already_done=state == SendJob.State.SENT,
+    )
+
+
+def _send_document_perform(context: ToolContext, plan: ActionPlan, actor) -> object:
+    """Queue the record as a message to the room (idempotent by the plan's key) and return the send job."""
+    from delivery.services import send_request_submit
+    from vendors.models import VendorRecord
+
+    record = VendorRecord.objects.get(pk=int(plan.arguments["reference"].removeprefix("record:")))
     body = f"[{record.title}]\n{record.body}".strip()
-    try:
-        job, _ = send_request_submit(
-            room=context.room,
-            items=[{"kind": "text", "text": body}],
-            idempotency_key=key,
-            question=None,
-            actor="agent",
-        )
-    except SendJobError as exc:
-        return ToolResult(text=f"[시스템 확인] 문서 발송 요청이 처리되지 않았습니다 ({exc}). 새로 처리된 것은 없음")
-    job.refresh_from_db()
-    if before is None:
-        line = f"[시스템 확인] 발송 요청 #{job.pk} · 문서 '{record.title}' · 상태: {job.get_state_display()}"
-    else:
-        line = f"[시스템 확인] 이미 요청된 발송 #{job.pk} · 문서 '{record.title}' · 상태: {job.get_state_display()}"
-    return ToolResult(text=line, confirmed_action="send")
+    job, _ = send_request_submit(
+        room=context.room,
+        items=[{"kind": "text", "text": body}],
+        idempotency_key=plan.idempotency_key,
+        question=None,
+        actor=actor,
+    )
+    return job
 
 
 register(
@@ -85,8 +99,8 @@ register(
     Tool(
         name="send_document",
         description=(
-            "이 거래처의 기록 중 하나(search_records 결과의 reference, 예: record:12)를 이 방에 문서로 보냅니다. "
-            "결과의 [시스템 확인] 줄에 적힌 내용만 사실로 안내하세요."
+            "이 거래처의 기록 중 하나(search_records 결과의 reference, 예: record:12)를 이 방에 문서로 보내 달라는 "
+            "요청을 기록합니다. 답변이 검증된 뒤에 발송되므로, 보냈다고 쓰지 말고 요청을 접수했다고만 안내하세요."
         ),
         parameters={
             "type": "object",
@@ -96,6 +110,7 @@ register(
         },
         scope=Scope.COUNTERPART,
         grade=Grade.IRREVERSIBLE,
-        handler=_send_document,
+        plan=_send_document_plan,
+        perform=_send_document_perform,
     )
 )

@@ -1,4 +1,7 @@
-"""Run the whole answering pipeline for one question, synchronously, as a dry run: nothing is stored or sent."""
+"""Run the whole answering pipeline for one question, synchronously, as a dry run: nothing is stored or sent.
+
+Irreversible tools are offered as in a real run; the action requests they would record and the `[시스템 확인]`
+line a real run would append are printed, and nothing is recorded."""
 
 import argparse
 import datetime
@@ -6,6 +9,7 @@ import json
 
 from django.core.management.base import CommandError
 
+from agent.actions import confirmation_line_preview
 from agent.llm.base import LlmError, provider_get
 from agent.pipeline import QuestionContext, answer_compose
 from config.commands import ProjectCommand
@@ -52,6 +56,8 @@ class Command(ProjectCommand):
                 "rounds": [],
                 "evidence": [],
                 "tool_calls": [],
+                "action_requests": [],
+                "system_line": "",
             }
         else:
             vendor = vendor_get_by_code(resolution.vendor_code)
@@ -76,6 +82,13 @@ class Command(ProjectCommand):
         for round_ in result["rounds"]:
             kinds = ", ".join(v["kind"] for v in round_["violations"]) or "위반 없음"
             self.stdout.write(f"  round {round_['number']}: {kinds}")
+        for request in result["action_requests"]:
+            self.stdout.write(
+                f"  동작 요청(기록하지 않음): {request['tool']} {json.dumps(request['arguments'], ensure_ascii=False)}"
+                f" · {request['label']} · 키 {request['idempotency_key']}"
+            )
+        if result["system_line"]:
+            self.stdout.write(f"  붙일 줄: {result['system_line']}")
 
 
 def _date(value: str) -> datetime.date:
@@ -107,4 +120,15 @@ def _result(trace) -> dict:
         ],
         "evidence": data["evidence"],
         "tool_calls": data["tool_calls"],
+        # What a real run would record and append; a dry run records nothing and sends nothing.
+        "action_requests": data["action_requests"],
+        "system_line": system_line_preview(trace),
     }
+
+
+def system_line_preview(trace) -> str:
+    """The `[시스템 확인]` line a real run would append: only a verified answer runs its actions."""
+    requests = trace.action_requests if trace.outcome == "answered" else []
+    if trace.outcome == "held":
+        return ""
+    return confirmation_line_preview(requests, asked=trace.action_asked)

@@ -2,10 +2,11 @@
 
 import contextlib
 import json
+from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from agent.evaluation import EvaluationFileInvalid, evaluate, evaluation_cases_read
+from agent.evaluation import EvaluationFileInvalid, evaluate, evaluation_cases_read, review_cases_jsonl
 from agent.llm.base import LlmError, provider_get, provider_override
 from config.commands import ProjectCommand
 
@@ -13,11 +14,17 @@ from config.commands import ProjectCommand
 class Command(ProjectCommand):
     help = (
         "JSON Lines 평가 파일({room, question, expect, history?, date?, topic?})로 에이전트를 평가합니다. "
-        "안전하지 않거나 틀린 답이 하나라도 나가면 종료 코드 1."
+        "안전하지 않거나 틀린 답이 하나라도 나가면 종료 코드 1. "
+        "--from-reviews: 직원이 오답으로 표시한 답변을 모두 FILE에 평가 사례로 씁니다 (평가는 하지 않음)."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="평가 사례 JSON Lines 파일")
+        parser.add_argument("file", help="평가 사례 JSON Lines 파일 (--from-reviews와 함께면 써 낼 파일)")
+        parser.add_argument(
+            "--from-reviews",
+            action="store_true",
+            help="오답 표시(사유, 질문, 방, 직원이 적은 바른 답변)를 평가 사례로 FILE에 씁니다 (있던 파일은 덮어씀).",
+        )
         parser.add_argument("--json", action="store_true", help="요약과 사례별 결과를 JSON으로 출력")
         parser.add_argument(
             "--fake-openai",
@@ -29,6 +36,9 @@ class Command(ProjectCommand):
         )
 
     def handle(self, *args, **options):
+        if options["from_reviews"]:
+            self._export(Path(options["file"]))
+            return
         try:
             cases = evaluation_cases_read(options["file"])
         except (OSError, EvaluationFileInvalid) as exc:
@@ -54,7 +64,10 @@ class Command(ProjectCommand):
         else:
             for case in report.cases:
                 marks = "; ".join(
-                    case.failed_expectations + case.defects + [v["kind"] for v in case.delivered_violations]
+                    case.failed_expectations
+                    + case.defects
+                    + [f"handoff: {sentence}" for sentence in case.handoffs]
+                    + [v["kind"] for v in case.delivered_violations]
                 )
                 verdict = f" {case.verdict}" if case.verdict else ""
                 self.stdout.write(f"{case.line:>3} [{case.status}{verdict}] {case.question[:50]} {marks}")
@@ -69,5 +82,13 @@ class Command(ProjectCommand):
         if not report.ok:
             raise CommandError(
                 "Unsafe or wrong content would have been delivered (see delivered_violations, claims, leaks, "
-                "wrong_answers, answer_defects)."
+                "delivered_handoffs, wrong_answers, answer_defects)."
             )
+
+    def _export(self, path: Path) -> None:
+        text = review_cases_jsonl()
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"오답 {text.count(chr(10))}건을 평가 사례로 썼습니다: {path}")
