@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agent", "0013_korean_labels"),
+        ("agent", "0014_action_requests"),
     ]
 
     operations = [
