@@ -251,10 +251,6 @@ GUARDED_ELSEWHERE = {
     "swapped_values": "value_mismatch sees amounts, rates and quantities, not swapped days or times",
     "brand_one_off": "unassigned: a misspelling is matched only against brands in this turn's evidence",
     "brand_unknown": "unassigned: a brand outside the catalogue is not recognised as a brand",
-    "other_vendor_name:one_syllable_off": (
-        "oracle: 누리상후 / 누리상샤 are one syllable from the counterpart too (누리상사 / 누리상회), "
-        "equally close, so by rule not flagged; plant a spelling closer to the other vendor"
-    ),
 }
 
 
@@ -317,7 +313,9 @@ def spelled(vendor: WorldVendor, spelling: str) -> str:
     if spelling == "latin_hyphen":
         return "-".join(vendor.aliases[0].lower().split())
     if spelling == "one_syllable_off":
-        return name[:-1] + _vowel_changed(name[-1])
+        # The first syllable: 누리상사 and 누리상회 share it, so the misspelling is closer to the vendor it
+        # names than to the counterpart (a last syllable changed can be as near to both).
+        return _vowel_changed(name[0]) + name[1:]
     return name
 
 
