@@ -251,14 +251,6 @@ GUARDED_ELSEWHERE = {
     "swapped_values": "value_mismatch sees amounts, rates and quantities, not swapped days or times",
     "brand_one_off": "unassigned: a misspelling is matched only against brands in this turn's evidence",
     "brand_unknown": "unassigned: a brand outside the catalogue is not recognised as a brand",
-    "masked_vendor_figure": "issue 11 §1: other_vendor_value",
-    "mask_echo": "issue 11 §1: a sentence referring to a masked vendor",
-    "other_vendor_name:space": "issue 11 §1: name folding",
-    "other_vendor_name:zero_width": "issue 11 §1: name folding",
-    "other_vendor_name:jamo": "issue 11 §1: name folding",
-    "other_vendor_name:latin_case": "issue 11 §1: name folding",
-    "other_vendor_name:latin_hyphen": "issue 11 §1: name folding",
-    "other_vendor_name:one_syllable_off": "issue 11 §1: a name one syllable off",
 }
 
 
@@ -321,7 +313,9 @@ def spelled(vendor: WorldVendor, spelling: str) -> str:
     if spelling == "latin_hyphen":
         return "-".join(vendor.aliases[0].lower().split())
     if spelling == "one_syllable_off":
-        return name[:-1] + _vowel_changed(name[-1])
+        # The first syllable: 누리상사 and 누리상회 share it, so the misspelling is closer to the vendor it
+        # names than to the counterpart (a last syllable changed can be as near to both).
+        return _vowel_changed(name[0]) + name[1:]
     return name
 
 

@@ -283,6 +283,8 @@ class KnowledgeDocument(models.Model):
     ingested_at = models.DateTimeField("반영 시각", null=True, blank=True)
     # LightRAG's ids of the chunks the last ingest wrote: what removing the document takes out of the hub.
     hub_chunk_ids = models.JSONField("청크 ID", default=list, blank=True, editable=False)
+    # The common nouns this document adds to `KnowledgeTermCount` ([] while retired); null: not counted yet.
+    counted_terms = models.JSONField("집계된 용어", null=True, blank=True, editable=False)
     created_at = models.DateTimeField("등록 시각", auto_now_add=True)
 
     class Meta:
@@ -335,6 +337,23 @@ class KnowledgeDocumentVersion(models.Model):
 
     def __str__(self):
         return f"문서#{self.document_ref} {self.get_reason_display()}"
+
+
+class KnowledgeTermCount(models.Model):
+    """In how many hub documents (retired ones not counted) a common noun occurs. The local extractor makes entities
+    only of nouns at least two documents share; each document's nouns are counted once, when its text or state
+    changes, so an ingest never re-reads the other documents."""
+
+    name = models.CharField("용어", max_length=100, unique=True)
+    document_count = models.PositiveIntegerField("문서 수", default=0, db_index=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "지식 허브 용어 빈도"
+        verbose_name_plural = "지식 허브 용어 빈도"
+
+    def __str__(self):
+        return f"{self.name} ({self.document_count})"
 
 
 # --- answering: runs, evidence, draft rounds, tool calls, staff reviews ---

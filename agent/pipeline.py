@@ -29,7 +29,7 @@ from agent.llm.rewrite import query_rewrite
 from agent.tools import ToolContext, ToolExecution, tool_execute, tool_get, tools_offered
 from agent.tools.registry import ToolResult
 from agent.tools.retrieval import evidence_text
-from agent.verification import OTHER_VENDOR_PLACEHOLDER, Research, kind_info, split_sentences, verify_draft
+from agent.verification import Research, kind_info, split_sentences, verify_draft
 from agent.verification.sentences import text_without
 from conversations.models import Room
 
@@ -114,6 +114,8 @@ class _Composer:
         self.provider = provider
         self.trace = AnswerTrace(provider=provider.name)
         self.masker = vendor_masker()
+        if context.room_kind == Room.Kind.INTERNAL:  # staff see brands; other vendors' names stay masked
+            self.masker = self.masker.without_brand_masking()
         self.tool_context = ToolContext(
             question_id=context.question_id,
             vendor=context.vendor,
@@ -398,7 +400,7 @@ def _research_query(query: str, violations) -> str:
     extra = []
     for violation in violations:
         info = kind_info(violation.kind)
-        if violation.suggestion and violation.suggestion != OTHER_VENDOR_PLACEHOLDER:
+        if violation.suggestion and violation.suggestion not in (prompts.OTHER_VENDOR_MASK, prompts.OTHER_PRODUCT_MASK):
             extra.append(str(violation.suggestion))
         elif info is not None and info.research == Research.FLAGGED_TEXT:
             extra.append(violation.text)
@@ -409,22 +411,29 @@ def _research_query(query: str, violations) -> str:
 class _NameSets:
     brands: object
     counterpart: list[str]
-    other_vendors: object
+    other_vendors: object  # agent.verification.OtherVendors
 
 
 def verification_names(vendor, *, internal: bool = False) -> _NameSets:
-    """Brands, the counterpart's names and every other vendor's names for the verification engine.
+    """Brands, the counterpart's names and what the answer must not show of other vendors (their names, the
+    brands only they carry) for the verification engine.
 
-    In an internal (staff-only) room company-wide answers name many vendors on purpose, so other vendors' names
-    are not violations there; in vendor rooms every one of them is.
+    In an internal (staff-only) room company-wide answers name many vendors on purpose, so nothing about other
+    vendors is a violation there; in vendor rooms every one of them is.
     """
-    from agent.verification import cached_name_index
-    from vendors.records import brand_names_all
+    from agent.verification import OtherVendors, cached_name_index
+    from vendors.records import brand_names_all, brand_names_of_other_vendors
     from vendors.selectors import vendor_names_all
 
-    every_vendor_name = () if internal else tuple(name for _, names in vendor_names_all() for name in names)
+    if internal:
+        other_vendors = OtherVendors(checked=False)
+    else:
+        other_vendors = OtherVendors(
+            names=tuple(name for _, names in vendor_names_all() for name in names),
+            brands=tuple(brand_names_of_other_vendors(vendor)),
+        )
     return _NameSets(
         brands=cached_name_index(tuple(brand_names_all())),
         counterpart=vendor.all_names,
-        other_vendors=cached_name_index(every_vendor_name),
+        other_vendors=other_vendors,
     )

@@ -28,7 +28,7 @@ def process_warm() -> dict[str, float]:
         ("resolution_index", vendor_index_get),
         ("masker", vendor_masker),
         ("hub_lexicon", lambda: lexicon_get(max_age_seconds=0)),
-        ("verification_names", lambda: verification_names(Vendor(name="", aliases=[]))),
+        ("verification_names", lambda: _other_vendor_check_prepare(verification_names(Vendor(name="", aliases=[])))),
     ):
         started = time.perf_counter()
         build()
@@ -37,6 +37,12 @@ def process_warm() -> dict[str, float]:
     gc.freeze()
     logger.info("worker warmed up: %s, %s objects frozen", timings, gc.get_freeze_count())
     return timings
+
+
+def _other_vendor_check_prepare(names) -> None:
+    from agent.verification.other_vendors import other_vendor_check_prepare
+
+    other_vendor_check_prepare(names.other_vendors, names.brands.names)
 
 
 def celery_process_init(**kwargs) -> None:

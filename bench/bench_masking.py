@@ -22,8 +22,10 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.knowledge.masking import MASK, VendorMasker, fold, name_variants
+from agent.knowledge.masking import MASK, VendorMasker
 from agent.knowledge.types import EvidenceItem
+from agent.verification.other_vendors import name_forms
+from vendors.name_folding import fold_name
 
 SEED = 7
 SYLLABLES = "가나다라마바사아자차카타파하강남동서북산천해솔빛한대성진원미래새온누리람봄참바른푸른"
@@ -61,7 +63,7 @@ def _items(rng: random.Random, names: list[str], count: int) -> list[EvidenceIte
 
 
 def _naive_mask(text: str, variants_longest_first: list[tuple[str, int]], counterpart_id: int) -> tuple[str, int]:
-    folded, count = fold(text), 0
+    folded, count = fold_name(text), 0
     for variant, vendor_id in variants_longest_first:
         if vendor_id != counterpart_id and variant in folded:
             count += folded.count(variant)
@@ -96,7 +98,7 @@ def main():
     build_ms = (time.perf_counter() - started) * 1000
 
     variants = sorted(
-        {(variant, vendor_id) for vendor_id, name in entries for variant in name_variants(name)},
+        {(variant, vendor_id) for vendor_id, name in entries for variant in name_forms(name)},
         key=lambda pair: -len(pair[0]),
     )
     masked_total = 0

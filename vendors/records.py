@@ -329,6 +329,19 @@ def brand_names_all() -> list[str]:
     return names
 
 
+def brand_names_of_other_vendors(vendor) -> list[str]:
+    """Names and aliases of the brands another vendor's current products carry and none of `vendor`'s do: in
+    `vendor`'s room they are another vendor's data."""
+    carried = Product.objects.current().filter(brand__isnull=False)
+    own = carried.filter(vendor_id=vendor.pk).values("brand_id")
+    brands = Brand.objects.filter(pk__in=carried.exclude(vendor_id=vendor.pk).values("brand_id")).exclude(pk__in=own)
+    names: list[str] = []
+    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
+        names.append(name)
+        names.extend(aliases)
+    return names
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Import: read rows, validate them all, then write them all in one transaction
 # ---------------------------------------------------------------------------------------------------------------

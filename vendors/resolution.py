@@ -4,7 +4,8 @@ Pure: no database, no settings. The callers (vendors.selectors / vendors.service
 the active vendors and pass the configured threshold and candidate limit.
 
 Rules, exactly:
-- Both sides are normalised (`normalize_name`).
+- Both sides are normalised (`normalize_name`): `가온 상사`, `가온-상사`, `ㄱㅏ온상사` and `가온\u200b상사` are
+  `가온상사`.
 - Jamo similarity of a room's name part P and a vendor name N is `fuzz.partial_ratio(nfd(P), nfd(N)) / 100`;
   a vendor's score is the best over its names.
 - With an ID (a leading `(digits)`): unknown ID -> blocked `unknown_id`; empty name part -> matched `empty_name`;
@@ -32,6 +33,8 @@ import ahocorasick
 import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import LCSseq
+
+from vendors.name_folding import fold_name
 
 MATCHED = "matched"
 BLOCKED = "blocked"
@@ -72,14 +75,15 @@ _POOL_SIZE = 512
 
 
 def normalize_name(s: str) -> str:
-    """NFKC, all whitespace removed, `(주)` / `㈜` / `주식회사` dropped, lower case.
+    """The folded form (`vendors.name_folding`: NFKC, case, invisible characters, jamo composed, spaces and
+    hyphens left out) without `(주)` / `㈜` / `주식회사`.
 
-    Whitespace goes first so that spaced marks such as `( 주 )` are dropped too.
+    Separators go first, so that spaced marks such as `( 주 )` are dropped too.
     """
-    text = "".join(unicodedata.normalize("NFKC", s).split())
+    text = fold_name(s)
     for mark in _CORPORATE_MARKS:
         text = text.replace(mark, "")
-    return text.lower()
+    return text
 
 
 def split_room_name(room_name: str) -> tuple[str | None, str]:

@@ -20,7 +20,7 @@ import re
 import shutil
 import threading
 import time
-from collections import Counter, namedtuple
+from collections import namedtuple
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,10 +34,10 @@ from agent.knowledge import hub_graph, hub_migrate
 from agent.knowledge.hub_extract import document_chunks, graph_draft_build
 from agent.knowledge.hub_runtime import HubError, lightrag_modules, llm_configured, runtime_get, runtime_problems
 from agent.knowledge.hub_storage import POSTGRES, HubStorageError, storage_kind, storage_label
+from agent.knowledge.hub_terms import document_terms_count, domain_terms_get
 from agent.knowledge.korean_terms import (
     BRAND,
     ORGANIZATION,
-    PROPER_NOUN_KINDS,
     ProperNounLexicon,
     query_keywords,
     terms_extract,
@@ -165,6 +165,7 @@ def _document_store(*, workspace, title: str, content: str, source: str, file_na
             },
         )
         if created:
+            document_terms_count(document, counted=True)
             _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.CREATED, actor)
             audit_record(
                 actor_kind=actor_kind,
@@ -178,42 +179,6 @@ def _document_store(*, workspace, title: str, content: str, source: str, file_na
     if document.status == KnowledgeDocument.Status.RETIRED:
         return hub_document_restore(document=document, actor=actor)
     return hub_document_reingest(document=document, actor=actor)
-
-
-_domain_terms_lock = threading.Lock()
-_domain_terms_state = {"signature": None, "terms": frozenset()}
-
-
-def domain_terms_get() -> frozenset[str]:
-    """The common nouns the local extractor may make entities of: those found in at least two stored documents
-    (of any workspace) or in a product name of the catalogue. A word of one document only is rarely a thing
-    (`정확`, `다른`), a word two documents share usually is (`세금계산서`, `물류센터`). Rebuilt when the documents or
-    the products change; only ingestion asks for it."""
-    from vendors.models import Product
-
-    signature = (
-        # A replaced document keeps its row: its new text shows as a newer ingestion.
-        tuple(
-            KnowledgeDocument.objects.aggregate(
-                count=Count("pk"), latest=Max("pk"), ingested=Max("ingested_at")
-            ).values()
-        ),
-        tuple(Product.objects.aggregate(count=Count("pk"), latest=Max("updated_at")).values()),
-    )
-    with _domain_terms_lock:
-        if _domain_terms_state["signature"] != signature:
-            counts: Counter = Counter()
-            for content in KnowledgeDocument.objects.values_list("content", flat=True).iterator():
-                counts.update({term.name for term in terms_extract(content) if term.kind not in PROPER_NOUN_KINDS})
-            catalogue = {
-                term.name
-                for name in Product.objects.values_list("name", flat=True).distinct().iterator()
-                for term in terms_extract(name)
-                if term.kind not in PROPER_NOUN_KINDS
-            }
-            _domain_terms_state["terms"] = frozenset(name for name, count in counts.items() if count >= 2) | catalogue
-            _domain_terms_state["signature"] = signature
-        return _domain_terms_state["terms"]
 
 
 def _hub_file_path(document: KnowledgeDocument) -> str:
@@ -421,6 +386,7 @@ def hub_document_retire(*, document: KnowledgeDocument, actor=None) -> Knowledge
         document.status = KnowledgeDocument.Status.RETIRED
         document.error = ""
         document.save(update_fields=["status", "error"])
+        document_terms_count(document, counted=False)
         _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.RETIRED, actor)
         audit_record(
             actor_kind=actor_kind,
@@ -439,6 +405,7 @@ def hub_document_restore(*, document: KnowledgeDocument, actor=None) -> Knowledg
         workspace, document = _locked(document)
         if document.status != KnowledgeDocument.Status.RETIRED:
             raise KnowledgeHubError("보관된 문서만 복원할 수 있습니다.")
+        document_terms_count(document, counted=True)
         document = _ingest_locked(runtime, workspace, document, actor=actor, revision_moved=False)
         _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.RESTORED, actor)
     return document
@@ -467,6 +434,7 @@ def hub_document_replace(
         document.content, document.sha256 = content, sha256
         document.title = (title or document.title).strip()[:300]
         document.hub_chunk_ids = []
+        document_terms_count(document, counted=True)
         document = _ingest_locked(runtime, workspace, document, actor=actor, revision_moved=removal is not None)
         _version_record(document, workspace.slug, KnowledgeDocumentVersion.Reason.REPLACED, actor)
         audit_record(
@@ -496,6 +464,7 @@ def hub_document_delete(*, document: KnowledgeDocument, actor=None) -> None:
             target=document,
             data={**_removal_data(workspace, removal), "title": document.title},
         )
+        document_terms_count(document, counted=False)
         document.delete()
 
 

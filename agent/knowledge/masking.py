@@ -1,67 +1,38 @@
-"""Masking of other vendors' names in evidence (PRODUCT.md 3.6).
+"""Masking of other vendors' names and brands in evidence and prompts (PRODUCT.md 3.6).
 
-Every name and alias of every vendor goes into one Aho-Corasick automaton, so a text is scanned once however
-many vendors there are. Matching is case-insensitive for Latin letters and treats full-width forms like
-their ASCII counterparts: text and names are folded character by character (NFKC, lower case), which keeps
-positions, so a match in the folded text is replaced in the original one.
+Every name and alias of every vendor, and every brand, goes into one automaton (`NameSpotter`, shared with the
+final-text check), so a text is scanned once however many vendors there are. Names are matched in folded text
+(`vendors.name_folding`): case, width, invisible characters, jamo and spaces or hyphens inside a name do not hide
+it (`가온 상사`, `가온\u200b상사`, `ㄱㅏ온상사`, `GAON  SANGSA`, `gaon-sangsa`), and the original characters of the
+whole match are replaced.
 
 Which matches are replaced: longest first, then leftmost, never overlapping. A match that belongs to the
 counterpart (its name or alias) is kept as written and still blocks shorter matches inside it, so the
 counterpart `가온상사유통` is not masked because another vendor is called `가온상사`; a longer name of another
-vendor (`대한물산업` around the counterpart's `대한물산`) is masked. Brand names are kept the same way: the brand
-`한빛식품` is not another vendor's mention although a vendor's alias is `한빛` (a brand spelled exactly like a
-vendor name is still masked — on a tie the mask wins). Names match inside compound words
+vendor (`대한물산업` around the counterpart's `대한물산`) is masked. Names match inside compound words
 (`대한물산에서`, `대한물산측`). Names shorter than two characters are ignored: one syllable would mask
 ordinary words everywhere.
+
+Brands: a brand that none of the counterpart's products carry but another vendor's do is that vendor's data and
+becomes `[다른 벤더 상품]`; a brand the counterpart carries, or nobody does, is kept — and, kept, blocks shorter
+vendor names inside it (the brand `한빛식품` is not the vendor alias `한빛`). A brand spelled exactly like a vendor
+name is masked as the vendor (on a tie the mask wins). Brand masking is for vendor rooms; a staff room's masker
+(`brand_masking=False`) leaves brands alone.
 """
 
+import copy
 import dataclasses
 import threading
-import unicodedata
 from collections.abc import Iterable
 
-import ahocorasick
-
 from agent.knowledge.types import EvidenceItem
-from vendors.resolution import normalize_name
+from agent.verification.other_vendors import PRODUCT_MASK, VENDOR_MASK, NameSpotter, select_spots
+from vendors.name_folding import FoldedText
 
-MASK = "[다른 벤더]"
-MIN_NAME_LENGTH = 2
-# After folding (NFKC turns `㈜` into `(주)`).
-_CORPORATE_MARKS = ("(주)", "(유)", "주식회사", "유한회사")
-
-
-class _FoldTable(dict):
-    """str.translate table computed on first sight of each character: its NFKC lower-case form if that is one
-    character, else the character itself (so the folded text keeps the original's positions)."""
-
-    def __missing__(self, code: int) -> str:
-        char = chr(code)
-        folded = unicodedata.normalize("NFKC", char).lower()
-        if len(folded) != 1:
-            folded = char.lower() if len(char.lower()) == 1 else char
-        self[code] = folded
-        return folded
-
-
-_FOLD = _FoldTable()
-
-
-def fold(text: str) -> str:
-    """Same length as `text`: Latin case and full-width forms folded (`ＡＢＣ상사` → `abc상사`)."""
-    return text.translate(_FOLD)
-
-
-def name_variants(name: str) -> set[str]:
-    """Folded spellings of a vendor name that count as that name: as written (spaces collapsed), without
-    corporate marks such as `(주)` or `주식회사`, and resolution's normal form (no spaces, no marks). Variants
-    shorter than MIN_NAME_LENGTH are dropped."""
-    base = " ".join(fold(name).split())
-    core = base
-    for mark in _CORPORATE_MARKS:
-        core = core.replace(mark, " ")
-    variants = {base, " ".join(core.split()), normalize_name(name)}
-    return {v for v in variants if len(v) >= MIN_NAME_LENGTH}
+MASK = VENDOR_MASK
+BRAND_MASK = PRODUCT_MASK
+_BRAND = "brand"  # owner tag: ("brand", carrying vendor id or None)
+_VENDOR = "vendor"  # owner tag: ("vendor", vendor id)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,73 +40,73 @@ class Mention:
     start: int
     end: int
     text: str  # as written in the original text
-    vendor_ids: frozenset[int]
+    vendor_ids: frozenset[int]  # the vendor named, or the vendors carrying the brand
+    mask: str = MASK
 
 
 class VendorMasker:
-    """One automaton over all vendors' names (and the brand names to keep). Build it once per names revision and
-    share it (read-only)."""
+    """One automaton over all vendors' names and all brands, `brands` as (name, ids of the vendors carrying it).
+    Build it once per names revision and share it (read-only); `without_brand_masking()` is a copy for staff
+    rooms."""
 
-    def __init__(self, names: Iterable[tuple[int, str]], *, kept_terms: Iterable[str] = ()):
-        owners: dict[str, set[int]] = {}
-        for vendor_id, name in names:
-            for variant in name_variants(name):
-                owners.setdefault(variant, set()).add(vendor_id)
-        for term in kept_terms:
-            folded = " ".join(fold(term).split())
-            if len(folded) >= MIN_NAME_LENGTH:
-                owners.setdefault(folded, set())  # no owner: a span to keep unless it is also a vendor's name
-        self.pattern_count = len(owners)
-        self._automaton = ahocorasick.Automaton()
-        for pattern, vendor_ids in owners.items():
-            self._automaton.add_word(pattern, (len(pattern), frozenset(vendor_ids)))
-        if owners:
-            self._automaton.make_automaton()
+    def __init__(
+        self,
+        names: Iterable[tuple[int, str]],
+        *,
+        brands: Iterable[tuple[str, Iterable[int]]] = (),
+    ):
+        entries = [(name, (_VENDOR, vendor_id)) for vendor_id, name in names]
+        for brand, carriers in brands:
+            entries.append((brand, (_BRAND, None)))
+            entries += [(brand, (_BRAND, vendor_id)) for vendor_id in carriers]
+        self._spotter = NameSpotter(entries)
+        self.pattern_count = self._spotter.pattern_count
+        self.brand_masking = True
 
-    def _spans(self, text: str, counterpart_id: int | None) -> list[tuple[int, int, bool, frozenset[int]]]:
-        """Accepted (start, end, is_kept, vendor_ids) spans: longest first, then leftmost; on a tie in length
-        another vendor's name wins over a kept one (the counterpart's name, a brand), so a leak is never the
-        tie-break."""
-        if not self.pattern_count or not text:
-            return []
-        candidates = []
-        for end, (length, vendor_ids) in self._automaton.iter(fold(text)):
-            start = end - length + 1
-            is_kept = not vendor_ids or counterpart_id in vendor_ids
-            candidates.append((start, end + 1, is_kept, vendor_ids))
-        if not candidates:
-            return []
-        candidates.sort(key=lambda c: (c[0] - c[1], c[2], c[0]))
-        taken = bytearray(len(text))
-        accepted = []
-        for span in candidates:
-            start, end = span[0], span[1]
-            if any(taken[start:end]):
-                continue
-            taken[start:end] = b"\x01" * (end - start)
-            accepted.append(span)
-        accepted.sort()
-        return accepted
+    def without_brand_masking(self) -> "VendorMasker":
+        """The same masker (the automaton is shared) that keeps every brand: for staff rooms."""
+        clone = copy.copy(self)
+        clone.brand_masking = False
+        return clone
 
     def mentions(self, text: str, *, counterpart) -> list[Mention]:
-        """Other vendors' names in `text` (what `mask` would replace), in order. `counterpart` is the resolved
-        Vendor; None treats every vendor as another one."""
+        """Other vendors' names and brands in `text` (what `mask` would replace), in order. `counterpart` is the
+        resolved Vendor; None treats every vendor as another one."""
+        if not self.pattern_count or not text:
+            return []
         counterpart_id = counterpart.pk if counterpart is not None else None
-        return [
-            Mention(start, end, text[start:end], vendor_ids)
-            for start, end, is_kept, vendor_ids in self._spans(text, counterpart_id)
-            if not is_kept
-        ]
+        found = []
+        for spot, kept in select_spots(
+            self._spotter.spots(FoldedText(text)), lambda spot: self._mask_of(spot, counterpart_id) is None
+        ):
+            if kept:
+                continue
+            mask = self._mask_of(spot, counterpart_id)
+            kind = _VENDOR if mask == MASK else _BRAND
+            owners = frozenset(vendor_id for tag, vendor_id in spot.owners if tag == kind and vendor_id is not None)
+            found.append(Mention(spot.start, spot.end, text[spot.start : spot.end], owners, mask))
+        return found
+
+    def _mask_of(self, spot, counterpart_id) -> str | None:
+        """The mask for a spot, or None when it stays (the counterpart's own name, a brand it carries)."""
+        vendors = {vendor_id for kind, vendor_id in spot.owners if kind == _VENDOR}
+        if vendors:
+            return None if counterpart_id in vendors else MASK
+        carriers = {vendor_id for kind, vendor_id in spot.owners if kind == _BRAND and vendor_id is not None}
+        if self.brand_masking and carriers and counterpart_id not in carriers:
+            return BRAND_MASK
+        return None
 
     def mask(self, text: str, *, counterpart) -> tuple[str, int]:
-        """`text` with every other vendor's name replaced by MASK, and how many were replaced."""
+        """`text` with every other vendor's name replaced by MASK, every other vendor's brand by BRAND_MASK, and
+        how many were replaced."""
         found = self.mentions(text, counterpart=counterpart)
         if not found:
             return text, 0
         parts, cursor = [], 0
         for mention in found:
             parts.append(text[cursor : mention.start])
-            parts.append(MASK)
+            parts.append(mention.mask)
             cursor = mention.end
         parts.append(text[cursor:])
         return "".join(parts), len(found)
@@ -180,26 +151,37 @@ def _vendor_names() -> list[tuple[int, str]]:
     return [(pk, name) for pk, name, _ in rows] + [(pk, alias) for pk, _, aliases in rows for alias in aliases]
 
 
-def _brand_names() -> list[str]:
-    from vendors.models import Brand
+def _brands() -> list[tuple[str, set[int]]]:
+    """(brand name or alias, ids of the vendors whose current products carry the brand) for every brand."""
+    from vendors.models import Brand, Product
 
+    carriers: dict[int, set[int]] = {}
+    for brand_id, vendor_id in (
+        Product.objects.current().filter(brand__isnull=False).values_list("brand_id", "vendor_id").distinct()
+    ):
+        carriers.setdefault(brand_id, set()).add(vendor_id)
     return [
-        name for brand_name, aliases in Brand.objects.values_list("name", "aliases") for name in [brand_name, *aliases]
+        (name, carriers.get(pk, set()))
+        for pk, brand_name, aliases in Brand.objects.values_list("pk", "name", "aliases")
+        for name in [brand_name, *aliases]
     ]
 
 
 def _names_revision() -> tuple:
     from django.db.models import Count, Max
 
-    from vendors.models import Brand
+    from vendors.models import Brand, Product
     from vendors.selectors import vendor_names_revision
 
     brands = Brand.objects.aggregate(count=Count("pk"), changed=Max("updated_at"))
-    return (vendor_names_revision(), brands["count"], brands["changed"])
+    # Which vendor carries which brand: products are added, re-branded, retired (each save moves updated_at).
+    products = Product.objects.aggregate(count=Count("pk"), changed=Max("updated_at"))
+    return (vendor_names_revision(), brands["count"], brands["changed"], products["count"], products["changed"])
 
 
 def vendor_masker() -> VendorMasker:
-    """The process's masker for the current vendor and brand names; two cheap revision queries per call."""
+    """The process's masker for the current vendor names, brands and who carries them; three cheap revision
+    queries per call."""
     global _masker_cached
     # Read the revision before the names: a change in between makes the next call rebuild, never the reverse.
     revision = _names_revision()
@@ -209,18 +191,19 @@ def vendor_masker() -> VendorMasker:
     with _masker_lock:
         if _masker_cached is not None and _masker_cached[0] == revision:
             return _masker_cached[1]
-        masker = VendorMasker(_vendor_names(), kept_terms=_brand_names())
+        masker = VendorMasker(_vendor_names(), brands=_brands())
         _masker_cached = (revision, masker)
         return masker
 
 
 def mask(text: str, *, counterpart, masker: VendorMasker | None = None) -> tuple[str, int]:
-    """Mask other vendors' names in `text`; `counterpart` is the resolved Vendor. Pass `masker` to reuse one
-    taken for a whole run instead of checking the names revision again."""
+    """Mask other vendors' names and brands in `text`; `counterpart` is the resolved Vendor. Pass `masker` to
+    reuse one taken for a whole run instead of checking the names revision again."""
     return (masker or vendor_masker()).mask(text, counterpart=counterpart)
 
 
 def mask_evidence(items: list[EvidenceItem], *, counterpart, masker: VendorMasker | None = None) -> list[EvidenceItem]:
-    """Mask other vendors' names in every item; `counterpart` is the resolved Vendor (None masks every vendor)."""
+    """Mask other vendors' names and brands in every item; `counterpart` is the resolved Vendor (None masks every
+    vendor)."""
     masker = masker or vendor_masker()
     return [masker.mask_item(item, counterpart=counterpart) for item in items]

@@ -17,22 +17,24 @@ ones to use once merged).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.llm import korean_text
 
 DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY = "date", "time", "duration", "amount", "rate", "quantity"
 PROCEDURE, PLACE, CONTACT, CONDITION, PARTY = "procedure", "place", "contact", "condition", "party"
+MEASURE = "measure"  # "얼마나 남아야": some measure — a share, an amount, a count or a duration
 
 _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
     DATE: re.compile(
         rf"20\d\d-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}\s*월(\s*\d{{1,2}}\s*일)?|{_DAY}|[월화수목금토일]요일|"
-        r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일|전날|당일|속한 달|당월|전월"
+        r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일|전날|당일|속한 달|당월|전월|"
+        r"[월화수목금토일]\s*[·,/]\s*[월화수목금토일]|주\s*\d\s*회"
     ),
     TIME: re.compile(r"(오전|오후|새벽|저녁)\s*\d{1,2}\s*시|\d{1,2}\s*시(\s*\d{1,2}\s*분)?|\d{1,2}:\d{2}|당일|익일"),
     DURATION: re.compile(
-        r"\d+\s*(영업일|일|시간|개월|주|년|분)\s*(이내|안에|안|전|후|동안|이상|간|씩)|\d+\s*(영업일|시간|개월|주일)|"
+        r"\d+\s*(영업일|일|시간|개월|주|년|분)\s*(이내|안에|안|전|후|뒤|동안|이상|간|씩|마다)|\d+\s*(영업일|시간|개월|주일|주)|"
         r"\d{1,2}\s*월\s*\d{1,2}\s*일\s*까지|\d{1,2}\s*일\s*까지|(오전|오후)\s*\d{1,2}\s*시\s*까지|"
         r"20\d\d-\d{1,2}-\d{1,2}\s*~|자동\s*연장"
     ),
@@ -40,7 +42,10 @@ VALUE_PATTERNS = {
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
     QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
     PARTY: re.compile(r"협력사|당사|고객|점포|담당|MD|팀|부담|분담|씩|대표|본인|센터"),
-    PROCEDURE: re.compile(r"\[[^\]]+\]|>|하면|하시면|누르|눌러|통해|으로 신청|에서 신청|등록|제출|신청|요청|입력|순서"),
+    PROCEDURE: re.compile(
+        r"\[[^\]]+\]|>|하면|하시면|누르|눌러|통해|으로 신청|에서 신청|등록|제출|신청|요청|입력|순서|승인|"
+        r"해야|하세요|주세요|받아야"
+    ),
     PLACE: re.compile(r"센터|창고|물류|층|[가-힣]+(로|길)\s*\d|주소|사무실|지점|매장|[가-힣]{2,}(시|구|군)\b|에서"),
     CONTACT: re.compile(r"\d{2,4}-\d{3,4}(-\d{4})?|@|이메일|메일|전화|번호|카카오톡|상담방"),
     CONDITION: re.compile(r"가능|불가|수 있|수 없|경우|면 |만 |필요|해야|됩니다|않습니다|합니다"),
@@ -58,45 +63,74 @@ ACCEPTED_VALUES = {
     CONTACT: (CONTACT,),
     CONDITION: (),  # whether something holds: any statement about the subject answers it
     PARTY: (PARTY,),
+    MEASURE: (RATE, AMOUNT, QUANTITY, DURATION),
 }
 
 # A limit on a value rather than the value: an answer only to a question about the limit.
 BOUND_WORDS = ("최대", "최소", "한도", "상한", "하한", "최고", "최저")
 
-# (aspect, cue in the question), the first that matches wins: specific cues before broad ones.
+# (aspect, cue in the question), the first that matches wins. Question words and verb phrases (`언제까지`, `어떻게
+# 하나요`, `면 어떻게 되나요`) come before aspect nouns (`기간`, `수량`, `금액`), which only decide when the question
+# word says nothing in particular (`기간이 어떻게 되나요?`): "발주 확정 후 수량 변경은 어떻게 하나요?" asks for a
+# procedure, not a quantity.
 _ASPECT_CUES = (
     (PARTY, ("누가", "누구", "어느 쪽")),
     # "…이 다르면요?", "기한을 넘기면 어떻게 되나요?": what follows, not a value
-    (None, ("면요", "면 어떻게", "다르면", "넘기면", "없으면", "지나면", "쌓이면", "남으면")),
-    (CONTACT, ("연락처", "전화번호", "번호 알려", "전화", "이메일", "메일 주소")),
+    (None, ("면요", "면 어떻게 되", "면 어떻게 돼", "다르면", "넘기면", "없으면", "지나면", "쌓이면", "남으면",
+            "어떻게 처리")),
+    (CONTACT, ("연락처", "전화번호", "번호 알려", "전화", "이메일", "메일 주소", "어떻게 알려", "어떻게 연락")),
     (RATE, ("할인율", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
-    (TIME, ("몇 시", "몇시", "마감 시간", "운영 시간")),
-    (DURATION, ("기간", "기한", "언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에",
-                "몇 시간 안", "마감", "유효")),
+    (DURATION, ("몇 시간",)),
+    (TIME, ("몇 시", "몇시")),
+    (DURATION, ("언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에", "몇 시간 안",
+                "얼마마다", "며칠마다", "몇 주", "몇 달", "몇 개월")),
+    (DATE, ("언제", "며칠", "몇 일", "무슨 요일")),
+    (QUANTITY, ("몇 개", "몇 박스", "몇개", "몇 팔레트", "몇 도", "몇 번", "몇 회", "몇 명", "몇 건", "몇 장")),
+    (MEASURE, ("얼마나",)),
+    (AMOUNT, ("얼마",)),
+    (PLACE, ("어디", "어느 센터", "어느 창고")),
+    (PROCEDURE, ("어떻게 하", "어떻게 해", "어떻게 신청", "어떻게 등록", "어떻게 받", "어떻게 확인", "어떻게 내",
+                 "방법", "절차", "하려면", "순서")),
+    # aspect nouns
+    (TIME, ("마감 시간", "운영 시간")),
+    (DURATION, ("기간", "기한", "마감", "유효")),
     (TIME, ("시간",)),
-    (DATE, ("언제", "며칠", "몇 일", "날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일",
-            "마감일", "발행일")),
-    (QUANTITY, ("몇 개", "몇 박스", "몇개", "수량", "몇 팔레트", "몇 도", "높이", "무게", "몇 번", "몇 회", "몇 명")),
-    (AMOUNT, ("얼마", "가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
-    (PLACE, ("어디", "위치", "주소", "장소", "어느 센터", "어느 창고")),
-    (None, ("뭐예요", "뭔가요", "무엇인가요", "뭐야", "어떤", "무슨", "어떻게 되", "어떻게 돼")),
-    (PROCEDURE, ("어떻게 알려", "어떻게 연락")),
-    (None, ("알려",)),
+    (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일")),
+    (QUANTITY, ("수량", "높이", "무게")),
+    (AMOUNT, ("가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
+    (PLACE, ("위치", "주소", "장소")),
+    (None, ("뭐예요", "뭔가요", "무엇인가요", "뭐야", "어떤", "무슨", "어떻게 되", "어떻게 돼", "알려")),
     (CONDITION, ("되나요", "되요", "돼요", "가능", "있나요", "있어요", "할 수", "인정", "받을 수")),
-    (PROCEDURE, ("어떻게 하", "어떻게 해", "어떻게 신청", "어떻게 등록", "어떻게 받", "어떻게 확인", "방법", "절차",
-                 "하려면", "하나요", "해야 하나요", "순서")),
+    (PROCEDURE, ("하나요", "해야 하나요")),
 )  # fmt: skip
+# Counters after "몇" and the ones the evidence writes for them: "몇 번" is answered by "5회".
+_COUNTER_VARIANTS = {
+    "번": ("번", "회"), "회": ("회", "번"), "개": ("개", "ea", "EA"), "명": ("명",), "건": ("건",), "시": ("시",),
+    "시간": ("시간",), "박스": ("박스",), "도": ("도",), "장": ("장",), "주": ("주",), "%": ("%",),
+}  # fmt: skip
+_COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|주|%)")
 # Words that only say which aspect is asked, or how: never the subject.
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 금액은 비용은",
+    "방식 수단 금액은 비용은 수량",
 )
+# The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
+# 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
+_TIME_FAMILY, _AMOUNT_FAMILY = frozenset({DATE, TIME, DURATION}), frozenset({AMOUNT, RATE, MEASURE, QUANTITY})
+_ASPECT_WORD_FAMILIES = {
+    **dict.fromkeys(korean_text.word_set("가격 금액 비용 요금 단가 수수료 값 금액은 비용은 수량"), _AMOUNT_FAMILY),
+    **dict.fromkeys(korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일"), _TIME_FAMILY),
+}
 _FILLER_WORDS = korean_text.word_set(
     "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
-    "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이",
+    "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
 )
+# Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
+# statement need not repeat them (it still ranks higher when it does).
+_PARTICLE_YO = ("는요", "은요", "도요", "이요")
+_ADNOMINAL_VERB_RE = re.compile(r"(할|될|낼|줄|쓸|릴|볼|갈|던|든|린|른|어온|나온|만들)$|^[가-힣]을$")
 # Words for a price: the aspect asked, never a subject (공급가 is not about 공급).
 _PRICE_WORDS = korean_text.word_set("공급가 납품가 판매가 소비자가 매입가 할인가 정가 원가 가격표")
 # How something is done, not what it is about: a procedure cue, never the subject.
@@ -105,7 +139,9 @@ _ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 
 # a word that is only a verb form (`끊어야`, `다르면`) is no subject.
 _VERB_AFTER_NOUN = ("하려면", "해야", "하면요", "이면요", "되면요", "하면", "이면", "이라면", "되면", "돼야", "되나요",
                     "하나요", "해요", "돼요", "하는", "하고", "하며", "할", "한", "되는", "된")  # fmt: skip
-_VERB_FORM_RE = re.compile(r"(야|려면|으면|르면|다면|면|나요|까요|어요|아요|죠|지요|세요|는지|고요|가요|나)$")
+_VERB_FORM_RE = re.compile(
+    r"(야|려면|으면|르면|다면|면|나요|까요|어요|아요|죠|지요|세요|는지|고요|가요|나|혀|려|쳐|워)$"
+)
 _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라면 측면 표면 전면 이면")
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
 _ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가")
@@ -116,6 +152,7 @@ SUBJECT_SYNONYMS = (
     frozenset({"행사", "프로모션", "기획전", "특가"}),
     frozenset({"반품", "회수"}),
     frozenset({"발주", "주문"}),
+    frozenset({"납품", "공급"}),
     frozenset({"물류센터", "센터"}),
 )
 
@@ -126,6 +163,15 @@ class QuestionFocus:
     subject: tuple[str, ...]  # content words naming what the question is about
     words: tuple[str, ...]  # every content word of the question (subject, aspect and action words)
     asks_bound: bool = False  # the question asks for a limit (최대, 최소, 한도 …)
+    # Subject words a statement need not name: verb forms (`받을`), and — decided against the evidence — words
+    # written with 는 that no evidence statement holds (`멈추는` is a verb, not a noun).
+    optional: tuple[str, ...] = ()
+    marked: tuple[str, ...] = ()  # subject words written with 는 (after a verb stem it makes an adnominal form)
+    phrase: tuple[str, ...] = ()  # the question's words, verb forms included (`틀리면`, `남아야`), in order
+    counter: tuple[str, ...] = ()  # "몇 명" → ("명",): a statement counting in that unit is the closer one
+    asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
+    aspect_cued: bool = False  # a cue decided the aspect (also "no value in particular": "…면요?")
+    relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -141,13 +187,20 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
-    aspect = next((aspect for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), None)
+    cued = next(((aspect,) for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), ())
+    aspect = cued[0] if cued else None
     words: list[str] = []
     subject: list[str] = []
-    raw_words = korean_text.words(text)
+    optional: list[str] = []
+    marked: list[str] = []
+    phrase: list[str] = []
+    # "재고는요?", "냉장은요?": the polite 요 after a particle ends a noun, not a verb.
+    raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in korean_text.words(text)]
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
+        if raw not in _FILLER_WORDS and raw not in korean_text.QUESTION_WORDS:
+            phrase.append(raw)
         noun = _verbal_noun(raw)
         if noun is None:
             continue
@@ -159,15 +212,50 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         stem = word if word in _PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
         # it counts where it is found, it is not required.
-        if stem in _NOT_SUBJECT or any(ch.isdigit() for ch in stem):
+        if any(ch.isdigit() for ch in stem) or stem in korean_text.GENERIC_REFERENTS:
             continue
-        if stem in korean_text.GENERIC_REFERENTS:
+        family = _ASPECT_WORD_FAMILIES.get(stem)
+        names_subject = family is not None and aspect not in (None, PROCEDURE, PLACE) and aspect not in family
+        if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
+        if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
+            optional.append(stem)
+        elif noun != word and noun.endswith("는") and len(word) >= 2:
+            marked.append(stem)
     words = list(dict.fromkeys(words))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
+    counter = _COUNTER_RE.search(text)
     return QuestionFocus(
-        aspect=aspect, subject=tuple(dict.fromkeys(subject)), words=tuple(words), asks_bound=asks_bound
+        aspect=aspect,
+        subject=tuple(dict.fromkeys(subject)),
+        words=tuple(words),
+        asks_bound=asks_bound,
+        optional=tuple(dict.fromkeys(optional)),
+        marked=tuple(dict.fromkeys(marked)),
+        phrase=tuple(phrase),
+        counter=_COUNTER_VARIANTS.get(counter[1], ()) if counter else (),
+        asks_deadline=aspect in _TIME_FAMILY and "까지" in text,
+        aspect_cued=bool(cued),
+        relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
+    )
+
+
+_RELATION_RE = re.compile(r"(?P<word>[가-힣]{2,})\s+(?P<relation>이전|이후|전|후)(?:에는|에|엔|는)?(?![가-힣])")
+
+
+def with_aspect_of(focus: QuestionFocus, earlier: QuestionFocus) -> QuestionFocus:
+    """A follow-up's focus asking what the earlier question asked when it says nothing of its own: "그럼 점포
+    재고는요?" after "… 몇 시간 안에 되나요?" asks for a duration too."""
+    if focus.aspect_cued or not earlier.aspect_cued:
+        return focus
+    return replace(
+        focus,
+        aspect=earlier.aspect,
+        asks_bound=focus.asks_bound or earlier.asks_bound,
+        counter=focus.counter or earlier.counter,
+        asks_deadline=earlier.asks_deadline,
+        aspect_cued=True,
     )
 
 
@@ -196,9 +284,18 @@ def _verbal_noun(word: str) -> str | None:
 
 
 def _aspect_stem(word: str) -> str:
+    if len(word) >= 4 and word.endswith("금액"):
+        return word[:-2]  # 정산금액 → 정산
     if len(word) >= 3 and word not in _NOUNS_NOT_SPLIT and word.endswith(_ASPECT_SUFFIXES):
-        return word[:-1]
+        stem = word[:-1]
+        return stem[:-1] if len(stem) >= 3 and stem.endswith("금") else stem  # 정산금액 → 정산금 → 정산
+    if len(word) >= 3 and word.endswith("금") and word[:-1] in _MONEY_STEMS:
+        return word[:-1]  # 정산금 → 정산
     return word
+
+
+# Stems that with 금 name a sum of them (정산금, 지급금): the same subject as the stem.
+_MONEY_STEMS = korean_text.word_set("정산 지급 결제 입금 송금 대금 환불 반품 보상 배상")
 
 
 def holds_value(text: str, kinds: tuple[str, ...]) -> bool:

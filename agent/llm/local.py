@@ -11,20 +11,29 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 
 from agent.knowledge.passages import heading_only
 from agent.llm import korean_text
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
-from agent.llm.focus import BOUND_WORDS, QuestionFocus, holds_value, question_focus, subject_variants
+from agent.llm.focus import (
+    BOUND_WORDS,
+    QuestionFocus,
+    holds_value,
+    question_focus,
+    subject_variants,
+    with_aspect_of,
+)
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
     NO_REWRITE,
+    OTHER_PRODUCT_MASK,
     OTHER_VENDOR_MASK,
     SYSTEM_CONFIRMATION_TAG,
     flagged_texts_in,
+    is_system_nudge,
     latest_question,
     question_text,
     rewrite_request_parse,
@@ -123,12 +132,25 @@ def compose_answer(messages: list[Mapping]) -> str:
     word for word, the best first; "" when no sentence does (the pipeline then gives the guidance answer)."""
     start = max(latest_question(messages)[0], 0)
     results = [str(message.get("content") or "") for message in messages[start:] if message.get("role") == "tool"]
+    index, content = latest_question(messages)
+    asked = question_text(content)
+    query = question_of(messages)
+    earlier = next(
+        (
+            str(message.get("content") or "")
+            for message in reversed(messages[: max(index, 0)])
+            if message.get("role") == "user" and not is_system_nudge(message)
+        ),
+        "",
+    )
     return "\n".join(
         answer_sentences(
-            question_of(messages),
+            query,
             results,
             excluded=flagged_texts_in(messages[start:]),
             counterpart_names=_counterpart_names(messages),
+            follow_up=asked if asked and asked != query else "",
+            earlier=earlier,
         )
     )
 
@@ -164,36 +186,57 @@ def answer_sentences(
     *,
     excluded: set[str] = frozenset(),
     counterpart_names: tuple[str, ...] = (),
+    follow_up: str = "",
+    earlier: str = "",
 ) -> list[str]:
     """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question`: each names the question's subject
     (in itself or in its context) and, when the question asks for a value, holds a value of that kind. The best
     comes first; a second one only when it stands next to it in the same evidence item. Statements holding a
-    flagged text are left out."""
+    flagged text are left out. `follow_up`: the vendor's own words when `question` is their rewritten follow-up —
+    what they add ("그럼 점포 재고는요?") must be named, the topic carried over from `earlier` (the question
+    before) only ranks, and without an aspect of its own it asks what the earlier question asked."""
     focus = question_focus(question, counterpart_names=counterpart_names)
+    if follow_up:
+        own_words = question_focus(follow_up, counterpart_names=counterpart_names)
+        if earlier and not own_words.aspect_cued:
+            focus = with_aspect_of(replace(focus, aspect=None, aspect_cued=False), question_focus(earlier))
     if not focus.words:
         return []
-    question_bigrams = korean_text.char_bigrams(list(focus.words))
-    scored = []
-    seen: set[str] = set()
-    for statement in evidence_statements(tool_results):
-        key = _compact(statement.text)
-        if key in seen or any(text and text in statement.text for text in excluded):
+    statements = [
+        statement
+        for statement in evidence_statements(tool_results)
+        if not any(text and text in statement.text for text in excluded)
+    ]
+    own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
+    required = _required_words(focus, statements, own)
+    # Bigrams of the words and across them ("확정 후" is closer to "확정 후에는" than to "확정 전이라면").
+    joined = "".join(focus.phrase).lower()
+    question_bigrams = korean_text.char_bigrams(list(focus.words)) | {
+        joined[index : index + 2] for index in range(len(joined) - 1)
+    }
+    best_by_text: dict[str, tuple] = {}
+    for statement in statements:
+        judged = _answer_score(statement, focus, question_bigrams, required)
+        if judged is None:
             continue
-        seen.add(key)
-        judged = _answer_score(statement, focus, question_bigrams)
-        if judged is not None:
-            scored.append((*judged, statement))
+        # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that
+        # answers best, with its context, stands for it.
+        key = _compact(statement.text)
+        if key not in best_by_text or judged[0] > best_by_text[key][0]:
+            best_by_text[key] = (*judged, statement)
+    scored = list(best_by_text.values())
     if not scored:
         return []
     scored.sort(key=lambda triple: (-triple[0], triple[2].position))
     best_score, best_share, best = scored[0]
-    # The vendor's own record wins over shared knowledge when it names the subject as fully and answers nearly as
-    # well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the subject).
-    own_record = next((triple for triple in scored if triple[2].source == "record"), None)
+    # For a value, the vendor's own record wins over shared knowledge when it names the subject as fully and answers
+    # nearly as well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the
+    # subject). "What happens if …" is answered by a rule, never by a record that happens to share a word.
+    own_record = next((triple for triple in scored if triple[2].source == "record" and triple[1] >= best_share), None)
     if (
         own_record
+        and (focus.accepted_values or own_record[1] >= _FULL_SHARE)
         and best.source != "record"
-        and own_record[1] >= best_share
         and own_record[0] >= best_score - _RECORD_MARGIN
     ):
         best_score, _, best = own_record
@@ -225,33 +268,68 @@ _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
-_RECORD_MARGIN = 0.5
+_RECORD_MARGIN = 1.0
+_FULL_SHARE = 0.9
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
+_COUNTER_BONUS = 0.6
+_SYNONYM_WEIGHT = 0.85
+_RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
+_OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
+_DEADLINE_BONUS = 0.3
 
 
-def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: set[str]) -> tuple[float, float] | None:
+def _required_words(focus: QuestionFocus, statements: list[Statement], own: QuestionFocus | None) -> tuple[str, ...]:
+    """The subject words a statement must name. Verb forms are never required; a word written with 는 that no
+    statement of the evidence holds is most likely a verb form too (`멈추는`). In a
+    follow-up, what the vendor's own words add is required and the topic carried over is not."""
+    vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
+    optional = set(focus.optional) | set(own.optional if own else ())
+    marked = set(focus.marked) | set(own.marked if own else ())
+    words = focus.subject
+    if own is not None and own.subject:
+        words = tuple(word for word in own.subject if word in focus.subject) or own.subject
+    return tuple(
+        word
+        for word in words
+        if word not in optional
+        and not (word in marked and not any(variant in vocabulary for variant in subject_variants(word)))
+    )
+
+
+def _answer_score(
+    statement: Statement, focus: QuestionFocus, question_bigrams: set[str], required: tuple[str, ...]
+) -> tuple[float, float] | None:
     """(how well a statement answers, the share of the subject it names), or None when it does not answer:
     another subject, or no value of the asked kind."""
     own, context = _compact(statement.text), _compact(statement.context)
     found = 0.0
-    matched = 0
+    matched, matched_required = 0, 0
     for word in focus.subject:
         variants = subject_variants(word)
+        # The word itself is closer than another word for the same subject (주문 rather than 발주).
+        weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
         if any(variant in own for variant in variants):
-            found, matched = found + _OWN_WORD, matched + 1
+            found, matched = found + weight * _OWN_WORD, matched + 1
         elif any(variant in context for variant in variants):
             # A record's heading names what the whole record is about; a section path or an FAQ question is
             # only near the sentence.
-            found, matched = found + (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD), matched + 1
-    if focus.subject:
-        needed = len(focus.subject) if len(focus.subject) <= 3 else len(focus.subject) - 1
-        if matched < needed:
+            found += weight * (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD)
+            matched += 1
+        else:
+            continue
+        matched_required += word in required
+    if required:
+        if matched_required < (len(required) if len(required) <= 3 else len(required) - 1):
             return None
+    elif focus.subject and not matched:
+        return None
     if focus.accepted_values and not holds_value(statement.text, focus.accepted_values):
         return None
     # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
     qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
-    found += sum(_OWN_WORD for word in qualifiers if word.lower() in own or word.lower() in context)
+    found += sum(
+        _OWN_WORD for word in qualifiers if any(form in own or form in context for form in _qualifier_forms(word))
+    )
     other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
     named = sum(1 for word in other_words if word.lower() in own or word.lower() in context)
     if not focus.subject and not named:
@@ -273,7 +351,26 @@ def _answer_score(statement: Statement, focus: QuestionFocus, question_bigrams: 
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
         score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
+    if focus.counter and re.search(rf"\d\s*({'|'.join(map(re.escape, focus.counter))})", statement.text):
+        score += _COUNTER_BONUS  # "몇 명" is answered by "10명", not by "10개"
+    for word, relation in focus.relations:
+        if f"{word}{relation}" in own:
+            score += _RELATION_BONUS
+        elif f"{word}{_OPPOSITE_RELATION[relation]}" in own:
+            score -= _RELATION_PENALTY  # "확정 후" is not answered by what holds "확정 전"
+    if focus.asks_deadline and "까지" in statement.text:
+        score += _DEADLINE_BONUS  # "언제까지" is answered by a deadline, not by a duration beside it
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), subject_share
+
+
+_COUNTER_SYNONYMS = {"번": "회", "회": "번"}
+
+
+def _qualifier_forms(word: str) -> tuple[str, ...]:
+    """A number with its counter as the evidence may write it: `5번` is also `5회`."""
+    word = word.lower()
+    other = _COUNTER_SYNONYMS.get(word[-1])
+    return (word, word[:-1] + other) if other else (word,)
 
 
 def _repeats(statement: Statement, chosen: list[Statement]) -> bool:
@@ -386,8 +483,12 @@ def _json_texts(value: object, key: str = "") -> list[str]:
 
 
 def _is_answer_material(sentence: str) -> bool:
-    # A sentence about another vendor answers nothing for this one, even with the name masked.
-    return len(sentence) >= _MIN_SENTENCE_CHARS and OTHER_VENDOR_MASK not in sentence
+    # A sentence about another vendor or its product answers nothing for this one, even with the name masked.
+    return (
+        len(sentence) >= _MIN_SENTENCE_CHARS
+        and OTHER_VENDOR_MASK not in sentence
+        and OTHER_PRODUCT_MASK not in sentence
+    )
 
 
 # --- follow-up rewriting (seed 001 5.2, deterministic) ---

@@ -11,7 +11,8 @@ from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from agent import selectors
-from agent.verification import GROUP_COLOURS, OTHER_VENDOR_PLACEHOLDER, kind_group, kind_label
+from agent.knowledge.masking import BRAND_MASK, MASK
+from agent.verification import GROUP_COLOURS, kind_group, kind_label
 from conversations.models import Question, Room
 from conversations.selectors import question_reason_label
 from delivery.models import SendJob
@@ -188,9 +189,12 @@ def send_event_summary(event, device_names: dict) -> SafeString:
 
 @register.filter
 def masks_highlighted(text: str) -> SafeString:
-    """The text with every `[다른 벤더]` replacement marked, so staff see where another vendor was masked."""
-    marked = format_html('<mark class="masked" title="다른 벤더 이름을 가렸습니다">{}</mark>', OTHER_VENDOR_PLACEHOLDER)
-    return mark_safe(str(escape(text or "")).replace(OTHER_VENDOR_PLACEHOLDER, marked))  # escaped above
+    """The text with every `[다른 벤더]` / `[다른 벤더 상품]` replacement marked, so staff see where another vendor or
+    its brand was masked."""
+    escaped = str(escape(text or ""))
+    for mask, title in ((BRAND_MASK, "다른 벤더 상품의 브랜드를 가렸습니다"), (MASK, "다른 벤더 이름을 가렸습니다")):
+        escaped = escaped.replace(mask, str(format_html('<mark class="masked" title="{}">{}</mark>', title, mask)))
+    return mark_safe(escaped)  # escaped above
 
 
 def violation_span(text: str, violation: dict) -> tuple[int, int] | None:

@@ -107,6 +107,16 @@ def test_a_follow_up_uses_the_rewritten_querys_aspect_not_the_previous_answer():
     assert "영업일" in result["body"]
 
 
+def test_what_a_follow_up_adds_is_answered_not_the_topic_it_carries_over():
+    """ "그럼 점포 재고는요?" keeps the recall topic of the question before and asks its aspect (within how many
+    hours), but about the stores' stock: the sales-stop sentence of the same passage is no answer."""
+    result = ask("그럼 점포 재고는요?", "리콜 결정되면 판매 중지는 몇 시간 안에 되나요?")
+
+    assert result["status"] == "answered"
+    assert "48시간" in result["body"]
+    assert "2시간 안에" not in result["body"]
+
+
 def test_the_returns_approval_deadline_is_one_value_not_two():
     """3 and 5 영업일 came from two sources for one subject; the newer wins and the other is not evidence."""
     result = ask("반품 승인 기한")

@@ -97,14 +97,13 @@ def test_rewritten_follow_up_query_in_the_question_message_is_searched_and_answe
 def test_the_answer_is_the_sentence_holding_the_asked_value_for_the_subject():
     """A price question is answered with the statement holding the price of the asked product, word for word and
     fact first; sentences that only share the topic (delivery, where to buy), question lines, sources, URLs and
-    other vendors' sentences are left out. The FAQ sentence names the product and the asked 가격 itself, the
-    record's `납품 단가` names the product only in its heading: the record does not answer nearly as well, so it
-    does not take over (the record-first case is the discount test below)."""
+    other vendors' sentences are left out. The vendor's own record names the product as fully as the FAQ sentence
+    (in its heading) and states its price: for a value, the vendor's own record wins over shared knowledge."""
     reply, _, _ = _run(
         "하이패스 단말기 가격이 얼마인가요?", {"search_faq": FAQ_RESULT, "search_records": RECORDS_RESULT}
     )
 
-    assert _body(reply.content) == ["하이패스 단말기 가격은 3만원대부터입니다."]
+    assert _body(reply.content) == ["납품 단가: 30,000원"]
     assert "[다른 벤더]" not in reply.content
     assert "28,000원" not in reply.content
     assert "질문:" not in reply.content and "출처" not in reply.content and "http" not in reply.content

@@ -7,8 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.knowledge.masking import MASK, VendorMasker, fold, mask, mask_evidence, name_variants, vendor_masker
+from agent.knowledge.masking import BRAND_MASK, MASK, VendorMasker, mask, mask_evidence, vendor_masker
 from agent.knowledge.types import EvidenceItem
+from agent.verification.other_vendors import name_forms
+from vendors.name_folding import FoldedText
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory
 
@@ -32,17 +34,52 @@ def masker():
     return VendorMasker(NAMES)
 
 
-def test_fold_keeps_positions_and_folds_case_and_width():
-    """Folding lower-cases Latin and maps full-width forms, one character for one character."""
-    text = "ＡＢＣ 트레이딩 Abc ㈜"
-    assert fold(text) == "abc 트레이딩 abc ㈜"
-    assert len(fold(text)) == len(text)
+def test_folding_maps_every_folded_character_back_to_the_original():
+    """Folding lower-cases Latin, maps full-width forms and drops spaces; each folded character knows where it was."""
+    text = "ＡＢＣ 트레이딩 Abc"
+    folded = FoldedText(text)
+    assert folded.folded == "abc트레이딩abc"
+    assert folded.span(3, 7) == (4, 8)
 
 
-def test_name_variants_cover_marks_and_spaces_and_skip_one_character_names():
-    """A name counts as written, without `(주)`-style marks, and without spaces; one-character names are dropped."""
-    assert name_variants("(주)ABC 트레이딩") == {"(주)abc 트레이딩", "abc 트레이딩", "abc트레이딩"}
-    assert name_variants("한") == set()
+def test_name_forms_cover_marks_and_spaces_and_skip_one_character_names():
+    """A name counts as written and without `(주)`-style marks, spaces left out; one-character names are dropped."""
+    assert name_forms("(주)ABC 트레이딩") == {"(주)abc트레이딩", "abc트레이딩"}
+    assert name_forms("한") == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "가온 상사는 결품률이 높습니다",
+        "가온\u200b상사는 결품률이 높습니다",
+        "ㄱㅏ온상사는 결품률이 높습니다",
+        "가온-상사는 결품률이 높습니다",
+        "가 온 상 사는 결품률이 높습니다",
+    ],
+)
+def test_every_spelling_of_a_name_is_masked_with_its_original_characters(text):
+    """Spaces, hyphens, zero-width characters and loose jamo inside a name do not hide it; the mask replaces every
+    original character of the name."""
+    masker = VendorMasker([(1, "가온상사"), (3, "대한물산")])
+    assert masker.mask(text, counterpart=DAEHAN) == (f"{MASK}는 결품률이 높습니다", 1)
+
+
+@pytest.mark.parametrize(
+    "text", ["GAON  SANGSA 단가", "gaon-sangsa 단가", "Gaon Sangsa 단가", "ＧＡＯＮ　ＳＡＮＧＳＡ 단가"]
+)
+def test_a_latin_alias_is_masked_in_any_case_width_and_spacing(text):
+    masker = VendorMasker([(1, "가온상사"), (1, "GAON SANGSA")])
+    assert masker.mask(text, counterpart=DAEHAN) == (f"{MASK} 단가", 1)
+
+
+def test_a_name_split_by_a_space_must_start_a_word():
+    """`대한 빛깔` is not the vendor `한빛`: a match that needs a space dropped starts a word (and a two-character
+    name ends one); written without a space, names still match inside words."""
+    masker = VendorMasker([(4, "한빛"), (1, "가온상사")])
+    assert masker.mask("대한 빛깔, 한 빛깔", counterpart=DAEHAN) == ("대한 빛깔, 한 빛깔", 0)
+    assert masker.mask("한 빛에서 납품", counterpart=DAEHAN) == (f"{MASK}에서 납품", 1)
+    assert masker.mask("신가온상사측", counterpart=DAEHAN) == (f"신{MASK}측", 1)
 
 
 def test_longest_match_wins(masker):
@@ -100,11 +137,26 @@ def test_one_character_names_are_ignored(masker):
 def test_brand_names_are_kept_even_around_a_vendor_alias():
     """The brand `한빛식품` is not a mention of the vendor whose alias is `한빛`; the alias alone still is, and a brand
     spelled exactly like a vendor's name is masked (on a tie the mask wins)."""
-    masker = VendorMasker([(4, "한빛유통"), (4, "한빛"), (16, "금강제과")], kept_terms=["한빛식품", "금강제과"])
+    masker = VendorMasker([(4, "한빛유통"), (4, "한빛"), (16, "금강제과")], brands=[("한빛식품", []), ("금강제과", [])])
 
     masked, count = masker.mask("한빛식품 김치, 한빛에서 납품, 한빛유통측, 금강제과 과자", counterpart=DAEHAN)
 
     assert (masked, count) == (f"한빛식품 김치, {MASK}에서 납품, {MASK}측, {MASK} 과자", 3)
+
+
+def test_a_brand_only_other_vendors_carry_is_masked_as_their_product():
+    """`고운들` is carried by 가온상사 alone: in 대한물산's room it is another vendor's data. `한빛식품` is carried by
+    both and stays; in 가온상사's own room `고운들` stays; a staff room's masker keeps every brand."""
+    masker = VendorMasker([(1, "가온상사"), (3, "대한물산")], brands=[("고운들", [1]), ("한빛식품", [1, 3])])
+    text = "고운들 절임배추 행사가 9,900원, 한빛식품 참기름 15,000원"
+
+    assert masker.mask(text, counterpart=DAEHAN) == (
+        f"{BRAND_MASK} 절임배추 행사가 9,900원, 한빛식품 참기름 15,000원",
+        1,
+    )
+    assert masker.mask(text, counterpart=GAON) == (text, 0)
+    assert masker.without_brand_masking().mask(text, counterpart=DAEHAN) == (text, 0)
+    assert masker.mask("고 운 들 절임배추", counterpart=DAEHAN) == (f"{BRAND_MASK} 절임배추", 1)
 
 
 def test_mask_item_masks_title_text_and_extra_and_counts_all(masker):
@@ -175,8 +227,8 @@ def test_no_vendor_name_survives_masking_for_an_unknown_counterpart(pieces):
     masker = VendorMasker(NAMES)
     masked, _ = masker.mask("".join(pieces), counterpart=None)
 
-    folded = fold(masked)
-    assert not [name for _, name in NAMES for variant in name_variants(name) if variant in folded]
+    folded = FoldedText(masked).folded
+    assert not [name for _, name in NAMES for variant in name_forms(name) if variant in folded]
 
 
 @pytest.mark.django_db
@@ -221,3 +273,44 @@ def test_inactive_vendors_are_still_masked():
     )
 
     assert (item.text, item.mask_count) == (f"{MASK} 사례", 1)
+
+
+@pytest.mark.django_db
+def test_process_masker_masks_a_brand_only_other_vendors_carry_and_follows_product_changes():
+    """Who carries a brand comes from the current products: once the counterpart carries `고운들` too, it stays."""
+    from vendors.tests.factories_records import ProductFactory
+
+    counterpart = VendorFactory(code="1001", name="대한물산")
+    other = VendorFactory(code="1002", name="가온상사")
+    brand = BrandFactory(name="고운들")
+    ProductFactory(vendor=other, brand=brand, name="고운들 절임배추 10kg", sku="GA-100", unit_price=32000)
+
+    assert mask("고운들 절임배추 행사가", counterpart=counterpart) == (f"{BRAND_MASK} 절임배추 행사가", 1)
+    assert mask("고운들 절임배추 행사가", counterpart=other) == ("고운들 절임배추 행사가", 0)
+
+    ProductFactory(vendor=counterpart, brand=brand, name="고운들 절임배추 5kg", sku="DH-100", unit_price=18000)
+
+    assert mask("고운들 절임배추 행사가", counterpart=counterpart) == ("고운들 절임배추 행사가", 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["", " ", "-", "\u200b", "  ", " - ", "\u2060"]), min_size=3, max_size=3))
+def test_a_name_with_any_spaces_hyphens_or_invisible_characters_between_its_characters_is_masked(separators):
+    """Property: `가온상사` with any mix of separators and invisible characters between its syllables is masked,
+    all its original characters with it."""
+    name = "가" + separators[0] + "온" + separators[1] + "상" + separators[2] + "사"
+    masker = VendorMasker([(1, "가온상사"), (3, "대한물산")])
+    assert masker.mask(f"보고서: {name}는 결품률이 높습니다", counterpart=DAEHAN) == (
+        f"보고서: {MASK}는 결품률이 높습니다",
+        1,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="가온ㄱㅏㄴ상사 -\u200bA㈜ｂ", max_size=20))
+def test_folded_positions_map_back_in_order_inside_the_original(text):
+    """Property: every folded character maps to a non-empty span of the original, in order."""
+    folded = FoldedText(text)
+    spans = [folded.span(index, index + 1) for index in range(len(folded.folded))]
+    assert all(0 <= start < end <= len(text) for start, end in spans)
+    assert spans == sorted(spans)

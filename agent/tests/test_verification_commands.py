@@ -68,6 +68,25 @@ def test_check_draft_optional_lists_default_to_empty():
     assert payload["violations"] == [] and payload["clean_text"] == "3만원입니다."
 
 
+def test_check_draft_reports_other_vendor_figures_and_references_unless_internal():
+    """A figure the evidence states only about a masked vendor, and a sentence about one; `internal` turns both off."""
+    case = {
+        "draft": "해당 협력사는 결품률 4.2%입니다. 결품률은 4.2%입니다.",
+        "evidence": ["[다른 벤더]는 결품률 4.2%입니다."],
+        "counterpart": ["대한물산"],
+        "other_vendors": ["가온상사"],
+    }
+    payload = json.loads(run("check_draft", "--json", stdin=json.dumps(case, ensure_ascii=False)))
+    kinds = [(violation["kind"], violation["text"]) for violation in payload["violations"]]
+    assert kinds == [("other_vendor", "해당 협력사"), ("other_vendor_value", "4.2%"), ("other_vendor_value", "4.2%")]
+    assert payload["clean_text"] == ""
+
+    internal = json.loads(
+        run("check_draft", "--json", stdin=json.dumps({**case, "internal": True}, ensure_ascii=False))
+    )
+    assert internal["violations"] == []
+
+
 def test_check_draft_human_report():
     output = run("check_draft", stdin=json.dumps(CASE, ensure_ascii=False))
     assert "[amount]" in output and "근거에 없는 금액: 35,000원" in output and "할인율은 15%입니다." in output
@@ -108,6 +127,7 @@ def test_check_draft_reads_the_fuzzy_brand_length_setting_at_call_time(settings)
         ('{"draft": "x", "known_brands": [1]}', '"known_brands"'),
         ('{"draft": "x", "counterpart": null}', '"counterpart"'),
         ('{"draft": "x", "brands": []}', "알 수 없는 항목: brands"),
+        ('{"draft": "x", "internal": "yes"}', '"internal"'),
     ],
 )
 def test_check_draft_bad_input_is_a_clear_command_error(stdin, message):

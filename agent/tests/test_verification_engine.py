@@ -20,7 +20,7 @@ EVIDENCE = [
 ]
 BRANDS = ["삼성전자", "오뚜기", "LG전자", "농심", "CJ제일제당"]
 COUNTERPART = ["대한물산", "대한"]
-OTHER_VENDORS = ["한빛상사", "가온상회", "(주)새봄유통"]
+OTHER_VENDORS = ["한빛상사", "가온상회", "(주)새봄유통", "가온상사", "GAON SANGSA"]
 
 
 def verify(draft, *, confirmed=(), evidence=EVIDENCE, judge=None, settings=None, **overrides):
@@ -175,15 +175,21 @@ def test_brands_accept_a_prebuilt_index():
 OTHER_VENDOR_CASES = [
     ("한빛상사에서도 같은 조건입니다.", [("other_vendor", "한빛상사")]),
     ("가온상회는 다릅니다.", [("other_vendor", "가온상회")]),
-    ("㈜새봄유통 사례입니다.", [("other_vendor", "새봄유통")]),
+    ("㈜새봄유통 사례입니다.", [("other_vendor", "㈜새봄유통")]),
     ("대한물산 담당자님, 안녕하세요.", []),
     ("[다른 벤더] 사례는 제외했습니다.", []),
-    ("한빛 상사라는 말은 없습니다.", []),
+    ("한빛 상사라는 말은 없습니다.", [("other_vendor", "한빛 상사")]),
+    ("가온 상사", [("other_vendor", "가온 상사")]),
+    ("가온\u200b상사", [("other_vendor", "가온\u200b상사")]),
+    ("ㄱㅏ온상사", [("other_vendor", "ㄱㅏ온상사")]),
+    ("GAON  SANGSA", [("other_vendor", "GAON  SANGSA")]),
+    ("gaon-sangsa", [("other_vendor", "gaon-sangsa")]),
 ]
 
 
 @pytest.mark.parametrize(("draft", "expected"), OTHER_VENDOR_CASES)
 def test_other_vendor_names(draft, expected):
+    """Every spelling of another vendor's name: spaces, zero-width characters, jamo, a Latin alias in any case."""
     result = verify(draft)
     assert kinds_and_values(result) == expected
     for violation in result.violations:
@@ -435,3 +441,138 @@ def test_judge_call_limit_leaves_the_rest_standing():
     assert len(result.violations) == 3
     details = [ruling.detail for ruling in result.judge_rulings]
     assert details.count("not judged: judge call limit reached") == 1 and details.count("judge verdict 'no'") == 2
+
+
+# --- other vendors: near misses, references to a masked vendor, figures under a mask ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("draft", "expected"),
+    [
+        ("가온상샤는 결품률이 높습니다.", [("other_vendor", "가온상샤")]),
+        ("가온 상샤 사례입니다.", [("other_vendor", "가온 상샤")]),
+        ("삼성전자 제품 안내입니다.", []),  # a known brand is never a near miss (of the vendor 삼성전기)
+        ("반품 기준이 다릅니다.", []),
+    ],
+)
+def test_a_name_one_syllable_off_another_vendors_is_flagged(draft, expected):
+    result = verify(
+        draft, other_vendors=["가온상사", "삼성전기"], evidence=["반품 기준 안내, 삼성전자 제품"], brands=["삼성전자"]
+    )
+    assert kinds_and_values(result) == expected
+
+
+def test_a_near_miss_that_is_an_evidence_word_is_not_flagged():
+    result = verify("가온상샤 안내입니다.", other_vendors=["가온상사"], evidence=["가온상샤 안내 (행사명)"])
+    assert kinds_and_values(result) == []
+
+
+def test_a_vendor_whose_name_is_one_syllable_from_anothers_never_flags_itself():
+    """In 가온상회's room its own name is one syllable from 가온상사: not flagged; 가온상사 itself still is, and a word
+    as close to the counterpart as to the other vendor is not."""
+    names = ["가온상회", "가온상사"]
+    assert kinds_and_values(verify("가온상회는 월말 결제입니다.", counterpart=["가온상회"], other_vendors=names)) == []
+    assert kinds_and_values(verify("가온상화 안내", counterpart=["가온상회"], other_vendors=names)) == []
+    assert kinds_and_values(verify("가온상사는 다릅니다.", counterpart=["가온상회"], other_vendors=names)) == [
+        ("other_vendor", "가온상사")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("draft", "flagged"),
+    [
+        ("해당 협력사는 결품률 4.2%를 기록했습니다.", "해당 협력사"),
+        ("[다른 벤더]는 결품률이 높습니다.", "[다른 벤더]"),
+        ("다른 거래처보다 할인율이 높습니다.", "다른 거래처"),
+        ("타 업체 공급가는 9,900원입니다.", "타 업체"),
+        ("타사는 더 저렴합니다.", "타사"),
+    ],
+)
+def test_a_sentence_about_a_masked_vendor_is_an_other_vendor_violation(draft, flagged):
+    result = verify(draft + " 결제는 월말입니다.", evidence=["결품률 4.2%", "공급가 9,900원", "결제는 월말입니다."])
+    assert ("other_vendor", flagged) in kinds_and_values(result)
+    assert result.clean_text == "결제는 월말입니다."
+
+
+def test_words_for_other_suppliers_without_a_value_or_claim_stay():
+    result = verify("다른 거래처 정보는 안내해 드리지 않습니다.", evidence=[])
+    assert kinds_and_values(result) == []
+
+
+GAON_FIGURES = [
+    "[다른 벤더]는 결품률 4.2%, 납품 단가 9,900원입니다. 모든 거래처의 결제일은 매월 10일입니다.",
+    "[다른 벤더], [다른 벤더] 같은 냉장 거래처는 입고 온도 기준 5%를 넘기면 반품됩니다.",
+    "[다른 벤더]의 행사 할인율은 12%입니다.",
+    "[다른 벤더 상품] 절임배추 행사가는 18,900원입니다.",
+]
+
+
+@pytest.mark.parametrize(
+    ("draft", "expected"),
+    [
+        ("결품률은 4.2%입니다.", [("other_vendor_value", 4.2)]),
+        ("납품 단가는 9,900원입니다.", [("other_vendor_value", 9900)]),
+        ("행사 할인율은 12%입니다.", [("other_vendor_value", 12)]),
+        ("절임배추 행사가는 18,900원입니다.", [("other_vendor_value", 18900)]),
+        ("입고 온도 기준 5%를 넘기면 반품됩니다.", []),  # a rule naming vendors as examples still supports
+    ],
+)
+def test_a_value_stated_only_about_a_masked_vendor_supports_nothing(draft, expected):
+    result = verify(draft, evidence=GAON_FIGURES)
+    assert kinds_and_values(result) == expected
+    assert all(violation.text in draft for violation in result.violations)
+
+
+def test_a_value_stated_about_a_masked_vendor_and_elsewhere_is_supported():
+    result = verify("결품률은 4.2%입니다.", evidence=[*GAON_FIGURES, "전체 평균 결품률 4.2%"])
+    assert kinds_and_values(result) == []
+
+
+def test_a_staff_room_checks_nothing_about_other_vendors():
+    from agent.verification import OtherVendors
+
+    result = verify(
+        "가온상사는 결품률 4.2%입니다. 해당 협력사는 9,900원입니다.",
+        evidence=GAON_FIGURES,
+        other_vendors=OtherVendors(names=("가온상사",), checked=False),
+    )
+    assert kinds_and_values(result) == []
+
+
+def test_another_vendors_brand_may_not_be_named():
+    from agent.verification import OtherVendors
+
+    result = verify(
+        "고운들 절임배추 행사가는 18,900원입니다.",
+        evidence=GAON_FIGURES,
+        brands=[*BRANDS, "고운들"],
+        other_vendors=OtherVendors(names=tuple(OTHER_VENDORS), brands=("고운들",)),
+    )
+    assert ("other_vendor", "고운들") in kinds_and_values(result)
+    assert "brand_unsupported" not in {violation.kind for violation in result.violations}
+    assert result.clean_text == ""
+
+
+def test_a_judge_may_not_clear_a_value_with_a_quote_about_a_masked_vendor():
+    """A lying judge quotes the masked vendor's clause, where the value is written as a bare number: not cleared."""
+    evidence = ["[다른 벤더]는 공급가 35000으로 납품합니다.", "모든 거래처의 공급가는 계약서를 따릅니다."]
+
+    def judge(violation, passages):
+        assert not any("35000" in passage for passage in passages)
+        return JudgeVerdict("supported", "[다른 벤더]는 공급가 35000으로 납품합니다.")
+
+    result = verify("공급가는 35,000원입니다.", evidence=evidence, judge=judge)
+
+    assert kinds_and_values(result) == [("amount", 35000)]
+    assert [ruling.detail for ruling in result.judge_rulings] == ["quote not found in the evidence"]
+
+
+def test_a_known_brand_is_not_another_vendors_shorter_name_inside_it():
+    """The brand `한빛식품` holds the vendor alias `한빛`: not a mention; the alias as a word still is."""
+    result = verify(
+        "한빛식품 전 품목 15% 할인합니다. 한빛에서 납품합니다.",
+        brands=[*BRANDS, "한빛식품"],
+        evidence=["한빛식품 전 품목 15% 할인"],
+        other_vendors=["한빛유통", "한빛"],
+    )
+    assert kinds_and_values(result) == [("other_vendor", "한빛")]

@@ -33,6 +33,7 @@ from agent.verification.kinds import (
     kinds_in_bucket,
 )
 from agent.verification.numbers import Quantity, QuantityKind, parse_quantities
+from agent.verification.other_vendors import OtherVendors
 from agent.verification.sentences import Sentence, split_sentences
 from agent.verification.values import Value, parse_values
 
@@ -50,6 +51,7 @@ __all__ = [
     "KindInfo",
     "NameIndex",
     "NameMatch",
+    "OtherVendors",
     "Quantity",
     "QuantityKind",
     "ReportBucket",

@@ -22,6 +22,7 @@ from agent.verification.numbers import (
     parse_quantities,
     quantity_values_among,
 )
+from agent.verification.other_vendors import OtherVendors, find_other_vendor_violations
 from agent.verification.sentences import Sentence, split_sentences, text_without
 from agent.verification.values import (
     QUANTITY,
@@ -116,7 +117,7 @@ def verify_draft(
     evidence: Iterable[str],
     known_brands: NameIndex | Iterable[str],
     counterpart_names: NameIndex | Iterable[str],
-    other_vendor_names: NameIndex | Iterable[str],
+    other_vendor_names: OtherVendors | NameIndex | Iterable[str],
     confirmed_actions: Iterable[str],
     judge: Judge | None = None,
     settings: VerificationSettings = DEFAULT_SETTINGS,
@@ -132,21 +133,29 @@ def verify_draft(
     """
     evidence = tuple(evidence)
     brand_index = cached_name_index(known_brands)
-    vendor_index = cached_name_index(other_vendor_names)
     counterpart_index = cached_name_index(counterpart_names)
     confirmed = {str(action).strip().lower() for action in confirmed_actions}
 
     quantities = tuple(parse_quantities(draft))
     values = tuple(parse_values(draft))
     counterpart_spans = [(match.start, match.end) for match in counterpart_index.find(draft)]
+    # --- other vendors hook (agent/verification/other_vendors.py): names in every spelling, near misses, their
+    # brands, sentences about a masked vendor, figures stated only about one. Kinds other_vendor, other_vendor_value.
+    other_vendors = find_other_vendor_violations(
+        draft,
+        evidence=evidence,
+        quantities=quantities,
+        other_vendors=other_vendor_names,
+        counterpart_names=counterpart_index.names,
+        known_brands=brand_index.names,
+        quantity_label=format_quantity,
+    )
     brand_matches = [
-        match for match in brand_index.find(draft) if not _overlaps_any(match.start, match.end, counterpart_spans)
-    ]
-    vendor_matches = [
         match
-        for match in vendor_index.find(draft)
-        if match.text not in counterpart_index and not _overlaps_any(match.start, match.end, counterpart_spans)
+        for match in brand_index.find(draft)
+        if not _overlaps_any(match.start, match.end, counterpart_spans + other_vendors.name_spans)
     ]
+    # --- end of the other vendors hook
     evidence_text = EvidenceText.of(evidence)
     supported_pairs = quantity_values_among(evidence, quantities)
     # The draft's values with their subjects; the subjects are looked for in the evidence in the same pass as the
@@ -174,19 +183,9 @@ def verify_draft(
             evidence_text,
             brand_index,
             settings,
-            taken=[(match.start, match.end) for match in (*brand_matches, *vendor_matches)] + counterpart_spans,
+            taken=[(match.start, match.end) for match in brand_matches] + other_vendors.name_spans + counterpart_spans,
         ),
-        *(
-            Violation(
-                kind=ViolationKind.OTHER_VENDOR,
-                value=match.text,
-                text=match.text,
-                span=(match.start, match.end),
-                reason=f"다른 벤더 이름: {match.text}",
-                suggestion=OTHER_VENDOR_PLACEHOLDER,
-            )
-            for match in vendor_matches
-        ),
+        *(Violation(**finding) for finding in other_vendors.violations),
         *(
             Violation(
                 kind=ViolationKind.ACTION_CLAIM,
@@ -201,7 +200,8 @@ def verify_draft(
     ]
     rulings: tuple[JudgeRuling, ...] = ()
     if judge is not None:
-        rulings = _judge_violations(judge, violations, evidence, settings)
+        # The judge sees, and may quote, the evidence less what it states only about a masked vendor (hook).
+        rulings = _judge_violations(judge, violations, other_vendors.judge_evidence or evidence, settings)
         cleared = {id(ruling.violation) for ruling in rulings if ruling.cleared}
         violations = [violation for violation in violations if id(violation) not in cleared]
     violations.sort(key=lambda violation: (violation.span, violation.kind))

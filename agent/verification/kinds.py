@@ -19,6 +19,7 @@ class ViolationKind(StrEnum):
     CONTACT = "contact"
     VALUE_MISMATCH = "value_mismatch"
     OTHER_VENDOR = "other_vendor"
+    OTHER_VENDOR_VALUE = "other_vendor_value"
     ACTION_CLAIM = "action_claim"
     # Recorded by the agent (not the engine): a sentence that asks the vendor something back, removed.
     ASKS_BACK = "asks_back"
@@ -164,6 +165,18 @@ _KINDS = (
         "vendor",
         False,
         "word",
+        Research.NOTHING,
+        ReportBucket.OTHER_VENDOR,
+    ),
+    # A value the evidence states only in a clause about a masked vendor (agent/verification/other_vendors.py): the
+    # quote that would "support" it is that vendor's, so the judge never rules on it.
+    KindInfo(
+        ViolationKind.OTHER_VENDOR_VALUE,
+        "다른 벤더의 값",
+        "다른 벤더의 값",
+        "vendor",
+        False,
+        "the value's own kind",
         Research.NOTHING,
         ReportBucket.OTHER_VENDOR,
     ),

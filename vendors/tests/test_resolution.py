@@ -58,6 +58,10 @@ CASES = [
     ("대한물산 주식회사", "matched", "1001", "exact"),
     ("미래식품", "matched", "5001", "exact"),  # the vendor's own (주) is dropped too
     ("abc trading", "matched", "4001", "exact"),
+    ("ㄱㅏ온상사", "matched", "1234", "exact"),  # compatibility jamo composed
+    ("가온\u200b상사", "matched", "1234", "exact"),  # zero-width space dropped
+    ("ABC-trading", "matched", "4001", "exact"),
+    ("(1234) 가온-상사", "matched", "1234", "id"),
     ("ＡＢＣ　Ｔｒａｄｉｎｇ", "matched", "4001", "exact"),  # full-width Latin and ideographic space
     ("에이비씨", "matched", "4001", "exact"),  # an alias
     ("누리", "matched", "6001", "exact"),  # exact wins although 누리산업 contains it
@@ -139,10 +143,16 @@ def test_typo_threshold_is_a_parameter(index):
         ("ABC Trading", "abctrading"),
         ("ＡＢＣ\u3000１２３", "abc123"),
         (" 대한\t물산\n", "대한물산"),
+        ("가온\u200b상사", "가온상사"),
+        ("ㄱㅏ온상사", "가온상사"),
+        ("가온-상사", "가온상사"),
+        ("GAON  SANGSA", "gaonsangsa"),
+        ("gaon-sangsa", "gaonsangsa"),
     ],
 )
 def test_normalize_name(raw, normalised):
-    """NFKC, corporate marks dropped, Latin lower case, all whitespace removed."""
+    """NFKC, corporate marks dropped, Latin case folded, whitespace, hyphens and invisible characters removed,
+    jamo composed."""
     assert normalize_name(raw) == normalised
 
 

@@ -1,7 +1,8 @@
 """`python manage.py check_draft [--json] < case.json` or `--batch cases.jsonl` — verify drafts in code.
 
-A case is `{"draft", "question", "evidence", "known_brands", "counterpart", "other_vendors", "confirmed_actions"}`;
-the result is `{"violations", "clean_text", "quantities"}` (see docs/verification.md).
+A case is `{"draft", "question", "evidence", "known_brands", "counterpart", "other_vendors", "other_vendor_brands",
+"confirmed_actions", "internal"}` (all but the draft optional; `internal: true` checks nothing about other vendors,
+as in a staff room); the result is `{"violations", "clean_text", "quantities"}` (see docs/verification.md).
 """
 
 import json
@@ -10,10 +11,10 @@ import sys
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from agent.verification import VerificationResult, VerificationSettings, verify_draft
+from agent.verification import OtherVendors, VerificationResult, VerificationSettings, verify_draft
 from config.commands import ProjectCommand
 
-LIST_FIELDS = ("evidence", "known_brands", "counterpart", "other_vendors", "confirmed_actions")
+LIST_FIELDS = ("evidence", "known_brands", "counterpart", "other_vendors", "other_vendor_brands", "confirmed_actions")
 TEXT_FIELDS = ("question",)  # optional; dates, times, quantities and contacts it states count as support
 
 
@@ -84,11 +85,13 @@ def parse_case(raw: str, *, where: str) -> dict:
         raise CommandError(f"{where}: JSON이 아닙니다 ({error})") from error
     if not isinstance(case, dict):
         raise CommandError(f"{where}: 사례는 JSON 객체여야 합니다.")
-    unknown = sorted(set(case) - {"draft", *LIST_FIELDS, *TEXT_FIELDS})
+    unknown = sorted(set(case) - {"draft", "internal", *LIST_FIELDS, *TEXT_FIELDS})
     if unknown:
         raise CommandError(f"{where}: 알 수 없는 항목: {', '.join(unknown)}")
     if not isinstance(case.get("draft"), str):
         raise CommandError(f'{where}: "draft"(문자열)가 필요합니다.')
+    if not isinstance(case.setdefault("internal", False), bool):
+        raise CommandError(f'{where}: "internal"는 true 또는 false여야 합니다.')
     for field in TEXT_FIELDS:
         if not isinstance(case.setdefault(field, ""), str):
             raise CommandError(f'{where}: "{field}"는 문자열이어야 합니다.')
@@ -105,7 +108,11 @@ def _verify(case: dict, verification_settings: VerificationSettings) -> Verifica
         evidence=case["evidence"],
         known_brands=case["known_brands"],
         counterpart_names=case["counterpart"],
-        other_vendor_names=case["other_vendors"],
+        other_vendor_names=OtherVendors(
+            names=tuple(case["other_vendors"]),
+            brands=tuple(case["other_vendor_brands"]),
+            checked=not case["internal"],
+        ),
         confirmed_actions=case["confirmed_actions"],
         settings=verification_settings,
         question=case["question"],
