@@ -189,15 +189,39 @@ def _counterpart_spotter(names: tuple[str, ...]) -> NameSpotter:
     return NameSpotter((name, COUNTERPART) for name in names)
 
 
+# Words whose near misses one name set remembers before it starts afresh.
+_NEAR_MISS_MEMO_SIZE = 50_000
+
+
+class _NearMisses:
+    """The names of a set long enough for near misses, by symmetric-deletion key (two words one edit apart share a
+    key), and the answer per word, remembered: drafts share most of their words. The answers depend on the word and
+    the name set alone (another set is another object); shared between threads, a race costs a repeated look-up,
+    never a wrong answer."""
+
+    def __init__(self, patterns: frozenset[str]):
+        keys: dict[str, list[str]] = {}
+        for pattern in patterns:
+            if len(pattern) >= MIN_NEAR_MISS_LENGTH:
+                for key in _deletion_keys(pattern):
+                    keys.setdefault(key, []).append(pattern)
+        self.keys = {key: tuple(found) for key, found in keys.items()}
+        self._answers: dict[str, tuple[str, ...]] = {}
+
+    def one_edit_from(self, word: str) -> tuple[str, ...]:
+        """The names at edit distance exactly 1 from `word`, in order."""
+        if (known := self._answers.get(word)) is None:
+            candidates = {pattern for key in _deletion_keys(word) for pattern in self.keys.get(key, ())}
+            known = tuple(sorted(p for p in candidates if Levenshtein.distance(word, p, score_cutoff=1) == 1))
+            if len(self._answers) >= _NEAR_MISS_MEMO_SIZE:
+                self._answers.clear()
+            self._answers[word] = known
+        return known
+
+
 @lru_cache(maxsize=16)
-def _near_miss_keys(patterns: frozenset[str]) -> dict[str, tuple[str, ...]]:
-    """Symmetric-deletion keys of the names long enough for near misses: two words one edit apart share a key."""
-    keys: dict[str, list[str]] = {}
-    for pattern in patterns:
-        if len(pattern) >= MIN_NEAR_MISS_LENGTH:
-            for key in _deletion_keys(pattern):
-                keys.setdefault(key, []).append(pattern)
-    return {key: tuple(found) for key, found in keys.items()}
+def _near_misses_of(patterns: frozenset[str]) -> _NearMisses:
+    return _NearMisses(patterns)
 
 
 def _deletion_keys(word: str) -> set[str]:
@@ -337,8 +361,8 @@ def _near_misses(draft, folded, spotter, counterpart, evidence, *, taken) -> lis
     """Words one syllable (or letter) off another vendor's name, closer to it than to any of the counterpart's
     names, and neither a known brand nor a word of the evidence."""
     vendor_patterns = spotter.patterns_of("vendor")
-    keys = _near_miss_keys(vendor_patterns)
-    if not keys:
+    near_misses = _near_misses_of(vendor_patterns)
+    if not near_misses.keys:
         return []
     counterpart_forms = {form for name in counterpart for form in name_forms(name)}
     brand_forms = spotter.patterns_of(KNOWN_BRAND)
@@ -352,8 +376,7 @@ def _near_misses(draft, folded, spotter, counterpart, evidence, *, taken) -> lis
         for variant in strip_particle_variants(text[start:end]):
             if len(variant) < MIN_NEAR_MISS_LENGTH or variant in vendor_patterns or variant in counterpart_forms:
                 continue
-            candidates = {p for key in _deletion_keys(variant) for p in keys.get(key, ())}
-            near = sorted(p for p in candidates if Levenshtein.distance(variant, p, score_cutoff=1) == 1)
+            near = near_misses.one_edit_from(variant)
             if not near or variant in brand_forms:
                 continue
             if any(Levenshtein.distance(variant, form, score_cutoff=1) <= 1 for form in counterpart_forms):
