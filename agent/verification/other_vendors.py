@@ -12,6 +12,7 @@ is two characters, end one too (particles may follow) — `대한 빛깔` is not
 
 import itertools
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -194,34 +195,47 @@ _NEAR_MISS_MEMO_SIZE = 50_000
 
 
 class _NearMisses:
-    """The names of a set long enough for near misses, by symmetric-deletion key (two words one edit apart share a
-    key), and the answer per word, remembered: drafts share most of their words. The answers depend on the word and
-    the name set alone (another set is another object); shared between threads, a race costs a repeated look-up,
-    never a wrong answer."""
+    """The vendor names of a name set long enough for near misses, by symmetric-deletion key (two words one edit
+    apart share a key), and per draft word its suspects, remembered: drafts share most of their words. The answers
+    depend on the word and the name set alone (another set is another object); shared between threads, a race
+    costs a repeated look-up, never a wrong answer."""
 
-    def __init__(self, patterns: frozenset[str]):
+    def __init__(self, vendor_patterns: frozenset[str], brand_forms: frozenset[str]):
         keys: dict[str, list[str]] = {}
-        for pattern in patterns:
+        for pattern in vendor_patterns:
             if len(pattern) >= MIN_NEAR_MISS_LENGTH:
                 for key in _deletion_keys(pattern):
                     keys.setdefault(key, []).append(pattern)
         self.keys = {key: tuple(found) for key, found in keys.items()}
-        self._answers: dict[str, tuple[str, ...]] = {}
+        self._vendor_patterns = vendor_patterns
+        self._brand_forms = brand_forms
+        self._suspects: dict[str, tuple[str, ...]] = {}
 
-    def one_edit_from(self, word: str) -> tuple[str, ...]:
-        """The names at edit distance exactly 1 from `word`, in order."""
-        if (known := self._answers.get(word)) is None:
-            candidates = {pattern for key in _deletion_keys(word) for pattern in self.keys.get(key, ())}
-            known = tuple(sorted(p for p in candidates if Levenshtein.distance(word, p, score_cutoff=1) == 1))
-            if len(self._answers) >= _NEAR_MISS_MEMO_SIZE:
-                self._answers.clear()
-            self._answers[word] = known
+    def suspects(self, word: str) -> tuple[str, ...]:
+        """The forms of the folded `word`, with and without each particle, long enough for a near miss, not a
+        vendor's name nor a known brand, and one edit from a vendor's name."""
+        if (known := self._suspects.get(word)) is None:
+            known = tuple(
+                variant
+                for variant in strip_particle_variants(word)
+                if len(variant) >= MIN_NEAR_MISS_LENGTH
+                and variant not in self._vendor_patterns
+                and variant not in self._brand_forms
+                and self._one_edit_from_a_name(variant)
+            )
+            if len(self._suspects) >= _NEAR_MISS_MEMO_SIZE:
+                self._suspects.clear()
+            self._suspects[word] = known
         return known
+
+    def _one_edit_from_a_name(self, word: str) -> bool:
+        candidates = {pattern for key in _deletion_keys(word) for pattern in self.keys.get(key, ())}
+        return any(Levenshtein.distance(word, pattern, score_cutoff=1) == 1 for pattern in candidates)
 
 
 @lru_cache(maxsize=16)
-def _near_misses_of(patterns: frozenset[str]) -> _NearMisses:
-    return _NearMisses(patterns)
+def _near_misses_of(vendor_patterns: frozenset[str], brand_forms: frozenset[str]) -> _NearMisses:
+    return _NearMisses(vendor_patterns, brand_forms)
 
 
 def _deletion_keys(word: str) -> set[str]:
@@ -338,17 +352,22 @@ def find_other_vendor_violations(
     return findings
 
 
+# A run of one class of letters (see _char_class): Hangul syllables, or ASCII letters and digits.
+_LETTER_RUN_RE = re.compile("[가-힣]+|[A-Za-z0-9]+")
+
+
 def _words(folded: FoldedText) -> list[tuple[int, int]]:
     """Folded spans of the words (runs of one class of letters, no separator inside), and of each two adjacent
     words joined (a name one syllable off and spaced: `가온 상샤`)."""
     text = folded.folded
+    gaps = sorted(folded.gaps)
     words = []
-    start = 0
-    for index in range(1, len(text) + 1):
-        if index == len(text) or index in folded.gaps or _char_class(text[index]) != _char_class(text[index - 1]):
-            if _char_class(text[start]):
-                words.append((start, index))
-            start = index
+    for match in _LETTER_RUN_RE.finditer(text):
+        start, end = match.span()
+        for gap in gaps[bisect_right(gaps, start) : bisect_left(gaps, end)]:  # a separator folded away ends a word
+            words.append((start, gap))
+            start = gap
+        words.append((start, end))
     pairs = [
         (left[0], right[1])
         for left, right in itertools.pairwise(words)
@@ -360,24 +379,22 @@ def _words(folded: FoldedText) -> list[tuple[int, int]]:
 def _near_misses(draft, folded, spotter, counterpart, evidence, *, taken) -> list[dict]:
     """Words one syllable (or letter) off another vendor's name, closer to it than to any of the counterpart's
     names, and neither a known brand nor a word of the evidence."""
-    vendor_patterns = spotter.patterns_of("vendor")
-    near_misses = _near_misses_of(vendor_patterns)
+    near_misses = _near_misses_of(spotter.patterns_of("vendor"), spotter.patterns_of(KNOWN_BRAND))
     if not near_misses.keys:
         return []
     counterpart_forms = {form for name in counterpart for form in name_forms(name)}
-    brand_forms = spotter.patterns_of(KNOWN_BRAND)
     evidence_folded = None
     found, flagged = [], []
     text = folded.folded
     for start, end in _words(folded):
+        suspects = near_misses.suspects(text[start:end])
+        if not suspects:  # most words: nothing one edit from a vendor's name
+            continue
         span = folded.span(start, end)
         if any(span[0] < t_end and t_start < span[1] for t_start, t_end in (*taken, *flagged)):
             continue
-        for variant in strip_particle_variants(text[start:end]):
-            if len(variant) < MIN_NEAR_MISS_LENGTH or variant in vendor_patterns or variant in counterpart_forms:
-                continue
-            near = near_misses.one_edit_from(variant)
-            if not near or variant in brand_forms:
+        for variant in suspects:
+            if variant in counterpart_forms:
                 continue
             if any(Levenshtein.distance(variant, form, score_cutoff=1) <= 1 for form in counterpart_forms):
                 continue  # as close to the counterpart's own name: never flag the counterpart
