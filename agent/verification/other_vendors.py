@@ -352,8 +352,8 @@ def find_other_vendor_violations(
     return findings
 
 
-# A run of one class of letters (see _char_class): Hangul syllables, or ASCII letters and digits.
-_LETTER_RUN_RE = re.compile("[가-힣]+|[A-Za-z0-9]+")
+# A run of one class of letters (see _char_class): Hangul syllables (group 1), or ASCII letters and digits (2).
+_LETTER_RUN_RE = re.compile("([가-힣]+)|([A-Za-z0-9]+)")
 
 
 def _words(folded: FoldedText) -> list[tuple[int, int]]:
@@ -361,17 +361,19 @@ def _words(folded: FoldedText) -> list[tuple[int, int]]:
     words joined (a name one syllable off and spaced: `가온 상샤`)."""
     text = folded.folded
     gaps = sorted(folded.gaps)
-    words = []
+    words, classes = [], []
     for match in _LETTER_RUN_RE.finditer(text):
         start, end = match.span()
         for gap in gaps[bisect_right(gaps, start) : bisect_left(gaps, end)]:  # a separator folded away ends a word
             words.append((start, gap))
+            classes.append(match.lastindex)
             start = gap
         words.append((start, end))
+        classes.append(match.lastindex)
     pairs = [
         (left[0], right[1])
-        for left, right in itertools.pairwise(words)
-        if left[1] == right[0] and _char_class(text[left[0]]) == _char_class(text[right[0]])
+        for (left, left_class), (right, right_class) in itertools.pairwise(zip(words, classes, strict=True))
+        if left[1] == right[0] and left_class == right_class
     ]
     return words + pairs
 
