@@ -174,6 +174,23 @@ def _spotter(names: tuple[str, ...], known_brands: tuple[str, ...]) -> NameSpott
     return NameSpotter([*((name, "vendor") for name in names), *((brand, KNOWN_BRAND) for brand in known_brands)])
 
 
+# The last spotters handed out, with the very name tuples they were asked for: a worker passes the same tuples
+# draft after draft, and this finds them by identity, where the cache above hashes every name of both on each call.
+# Replaced whole, never changed in place, so threads read it safely; holding the tuples keeps their ids unique.
+_RECENT_SPOTTERS_SIZE = 4
+_recent_spotters: tuple[tuple[tuple[str, ...], tuple[str, ...], NameSpotter], ...] = ()
+
+
+def _shared_spotter(names: tuple[str, ...], known_brands: tuple[str, ...]) -> NameSpotter:
+    global _recent_spotters
+    for recent_names, recent_brands, spotter in _recent_spotters:
+        if recent_names is names and recent_brands is known_brands:
+            return spotter
+    spotter = _spotter(names, known_brands)
+    _recent_spotters = ((names, known_brands, spotter), *_recent_spotters[: _RECENT_SPOTTERS_SIZE - 1])
+    return spotter
+
+
 def other_vendor_check_prepare(other_vendors, known_brands: Iterable[str]) -> None:
     """Build the shared automaton of a name set ahead of the first draft (a worker's start-up)."""
     _spotter(OtherVendors.of(other_vendors).names, tuple(known_brands))
@@ -318,7 +335,7 @@ def find_other_vendor_violations(
         return findings
     folded = FoldedText(draft)
     counterpart = tuple(counterpart_names)
-    spotter = _spotter(other_vendors.names, tuple(known_brands))
+    spotter = _shared_spotter(other_vendors.names, tuple(known_brands))
     spots = [
         *spotter.spots(folded, short_names_as_words=True),
         *_brand_spotter(other_vendors.brands).spots(folded, short_names_as_words=True),
