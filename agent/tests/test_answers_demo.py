@@ -18,7 +18,14 @@ from agent.evaluation import answer_defects
 from agent.knowledge.faq_index import faq_index_reset
 from agent.knowledge.hub_runtime import runtime_reset
 from agent.llm.prompts import guidance_answer
-from agent.models import FaqEntry, FaqVersion, KnowledgeDocument, KnowledgeWorkspace
+from agent.models import (
+    FaqEntry,
+    FaqVersion,
+    KnowledgeDocument,
+    KnowledgeDocumentVersion,
+    KnowledgeTermCount,
+    KnowledgeWorkspace,
+)
 from monitoring.models import AuditEvent
 from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
 
@@ -43,7 +50,21 @@ def demo_data(django_db_setup, django_db_blocker, tmp_path_factory):
         yield
         faq_index_reset()
         runtime_reset()
-        for model in (Product, VendorRecord, RecordImport, Vendor, Brand, FaqVersion, FaqEntry, KnowledgeDocument):
+        # The data was committed outside the tests' transactions: everything the demo load writes goes, or later
+        # tests on this worker see it (the domain-term counts decide what the local extractor makes entities of).
+        demo_models = (
+            Product,
+            VendorRecord,
+            RecordImport,
+            Vendor,
+            Brand,
+            FaqVersion,
+            FaqEntry,
+            KnowledgeDocumentVersion,
+            KnowledgeDocument,
+            KnowledgeTermCount,
+        )
+        for model in demo_models:
             model.objects.all().delete()
         AuditEvent.objects.all().delete()
         get_user_model().objects.filter(username="demo").delete()

@@ -7,7 +7,10 @@ redeem is refused before the code is looked at, so a refusal says nothing about 
 The window slides in one-minute buckets. An attempt is allowed while the failures of the current bucket and of the
 `window` buckets before it stay within the limit, so no span of `window` minutes ever holds more failures than the
 limit (an address may wait up to one minute longer than the window). Each attempt first takes its place with one
-atomic increment, so concurrent requests cannot overrun a limit; a success gives its place back.
+atomic increment, then reads the other buckets, so concurrent requests cannot overrun a limit; a success gives its
+place back. The bucket after the current one is read too: at a minute's turn a request whose clock still reads the
+old minute must see the places already taken in the new one (without it, five late requests of the old minute and
+five of the new would all be looked at).
 """
 
 import contextlib
@@ -95,8 +98,8 @@ def _take_place(prefix: str, *, limit: int, now: float) -> _Place:
     except ValueError:  # expired between add and incr
         cache.add(key, 0, timeout=timeout)
         taken = cache.incr(key)
-    earlier_keys = {f"{prefix}:{b}": b for b in range(bucket - window_buckets, bucket)}
-    counts = {earlier_keys[k]: int(v) for k, v in cache.get_many(list(earlier_keys)).items()}
+    other_keys = {f"{prefix}:{b}": b for b in (*range(bucket - window_buckets, bucket), bucket + 1)}
+    counts = {other_keys[k]: int(v) for k, v in cache.get_many(list(other_keys)).items()}
     if taken + sum(counts.values()) <= limit:
         return _Place(key)
     place = _Place(key)

@@ -3,7 +3,7 @@
 import hashlib
 import threading
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection, transaction
@@ -242,6 +242,18 @@ class TestPairRateLimit:
         assert _post_pair(code).status_code == 429
         monkeypatch.setattr(timezone, "now", lambda: now + retry_after)
         assert _post_pair(code).status_code == 201
+
+    def test_failures_at_a_minutes_turn_never_exceed_the_limit(self, monkeypatch):
+        """Requests whose clocks read either side of a minute's turn count against one limit: three failures
+        already in the new minute leave two for a request still in the old one."""
+        turn = (timezone.now().timestamp() // 60 + 1) * 60
+        new_minute = datetime.fromtimestamp(turn + 0.2, tz=UTC)
+        old_minute = datetime.fromtimestamp(turn - 0.2, tz=UTC)
+        monkeypatch.setattr(timezone, "now", lambda: new_minute)
+        assert [_post_pair("222222").status_code for _ in range(3)] == [400] * 3
+        monkeypatch.setattr(timezone, "now", lambda: old_minute)
+
+        assert [_post_pair("222222").status_code for _ in range(5)] == [400, 400, 429, 429, 429]
 
     def test_successes_are_not_counted_as_failures(self):
         """Only failures count: an address that paired four devices can still make five mistakes."""
