@@ -224,6 +224,13 @@ class _NearMisses:
                 for key in _deletion_keys(pattern):
                     keys.setdefault(key, []).append(pattern)
         self.keys = {key: tuple(found) for key, found in keys.items()}
+        # A word one edit from a name is at most one character longer or shorter than it.
+        self._lengths = frozenset(
+            length
+            for pattern in vendor_patterns
+            if len(pattern) >= MIN_NEAR_MISS_LENGTH
+            for length in (len(pattern) - 1, len(pattern), len(pattern) + 1)
+        )
         self._vendor_patterns = vendor_patterns
         self._brand_forms = brand_forms
         self._suspects: dict[str, tuple[str, ...]] = {}
@@ -246,6 +253,8 @@ class _NearMisses:
         return known
 
     def _one_edit_from_a_name(self, word: str) -> bool:
+        if len(word) not in self._lengths:
+            return False
         candidates = {pattern for key in _deletion_keys(word) for pattern in self.keys.get(key, ())}
         return any(Levenshtein.distance(word, pattern, score_cutoff=1) == 1 for pattern in candidates)
 
