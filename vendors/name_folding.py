@@ -21,6 +21,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
 
 _HYPHENS = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 # Runs the fast path copies as they are (lower-cased): printable ASCII except the hyphen, and Hangul syllables.
@@ -28,6 +29,7 @@ _PLAIN_RUN_RE = re.compile(r"[\x21-\x2c\x2e-\x7e\uac00-\ud7a3]+")
 _HANGUL_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
 # Texts with nothing but plain runs and spaces or hyphens take the fast path (most evidence).
 _SEPARATOR_RUN_RE = re.compile(r"[\s" + re.escape(_HYPHENS) + r"]+")
+_NON_SEPARATOR_RUN_RE = re.compile(r"[^\s" + re.escape(_HYPHENS) + r"]+")
 _NOT_PLAIN_RE = re.compile(r"[^\x21-\x2c\x2e-\x7e\uac00-\ud7a3\s" + re.escape(_HYPHENS) + r"]")
 
 _SYLLABLE_BASE = 0xAC00
@@ -164,20 +166,15 @@ class FoldedText:
         self.folded = "".join(chunks)
 
     def _fold_plain(self, original: str) -> None:
-        """Only plain runs between separators: each run is one segment."""
-        length = cursor = 0
-        for separator in _SEPARATOR_RUN_RE.finditer(original):
-            start, end = separator.span()
-            if start > cursor:
-                self._segment_starts.append(length)
-                self._segments.append((cursor, -1))
-                length += start - cursor
-            if length:
-                self.gaps.add(length)
-            cursor = end
-        if cursor < len(original):
-            self._segment_starts.append(length)
-            self._segments.append((cursor, -1))
+        """Only plain runs between separators: each run is one segment; a separator after folded text is a gap
+        where the next run starts (or at the end)."""
+        runs = [match.span() for match in _NON_SEPARATOR_RUN_RE.finditer(original)]
+        starts = list(accumulate((end - start for start, end in runs[:-1]), initial=0))
+        self._segment_starts = starts if runs else []
+        self._segments = [(start, -1) for start, _ in runs]
+        self.gaps = set(starts[1:])
+        if runs and runs[-1][1] < len(original):  # a trailing separator
+            self.gaps.add(starts[-1] + runs[-1][1] - runs[-1][0])
         self.folded = _SEPARATOR_RUN_RE.sub("", original).lower()
 
     def _vowel_follows(self, index: int) -> bool:
