@@ -308,19 +308,11 @@ def _without_edge_punctuation(text: str, start: int, end: int) -> tuple[int, int
     return (start, end) if start < end else None
 
 
-# Evidence passages whose folded text is remembered (an LRU keyed by the passage text).
-_FOLDED_PASSAGE_MEMO_SIZE = 2048
-
-
-@lru_cache(maxsize=_FOLDED_PASSAGE_MEMO_SIZE)
-def _folded_passage(passage: str) -> str:
-    return fold(passage)
-
-
 class EvidenceText:
-    """The evidence passages as one text; folded only if a Latin name needs it, from each passage's folded
-    text, which is remembered. ``EvidenceText.of`` reuses the object, with its answers, for the same
-    passages (a rewrite round checks its new draft against the same evidence)."""
+    """The evidence passages as one text; folded only if a Latin name needs it, in one pass over the joined
+    text (folding maps each character on its own: the same as the passages folded and joined).
+    ``EvidenceText.of`` reuses the object, with its answers, for the same passages (a rewrite round checks its
+    new draft against the same evidence)."""
 
     def __init__(self, passages: Iterable[str]):
         self.passages = tuple(passages)
@@ -334,7 +326,7 @@ class EvidenceText:
 
     @cached_property
     def folded(self) -> str:
-        return "\n".join(map(_folded_passage, self.passages))
+        return fold(self.raw)
 
     def contains(self, pattern: str) -> bool:
         """Whether the evidence contains the folded ``pattern`` (case and width aside)."""
