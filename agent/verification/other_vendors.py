@@ -252,6 +252,14 @@ class _NearMisses:
             self._suspects[word] = known
         return known
 
+    def suspects_of(self, words: list[str]) -> list[tuple[str, ...]]:
+        """``suspects`` of each word, in order: one memo look-up per word, the method only for words new to it."""
+        known = list(map(self._suspects.get, words))
+        for index, found in enumerate(known):
+            if found is None:
+                known[index] = self.suspects(words[index])
+        return known
+
     def _one_edit_from_a_name(self, word: str) -> bool:
         if len(word) not in self._lengths:
             return False
@@ -414,8 +422,8 @@ def _near_misses(draft, folded, spotter, counterpart, evidence, *, taken) -> lis
     evidence_folded = None
     found, flagged = [], []
     text = folded.folded
-    for start, end in _words(folded):
-        suspects = near_misses.suspects(text[start:end])
+    spans = _words(folded)
+    for (start, end), suspects in zip(spans, near_misses.suspects_of([text[s:e] for s, e in spans]), strict=True):
         if not suspects:  # most words: nothing one edit from a vendor's name
             continue
         span = folded.span(start, end)
