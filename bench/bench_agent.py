@@ -45,11 +45,10 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import httpx
-import psycopg
+from scratch_database import database_drop, database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_agent"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 REDIS_DB = int(os.environ.get("BENCH_REDIS_DB", "5"))  # another number while a test suite uses 5
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_DB}"
@@ -95,7 +94,7 @@ def main():
             _throughput(env, workdir, args.questions or 120, args.warmup, args.timeout, counts)
     finally:
         _close_django()
-        _drop_database()
+        database_drop(DB_NAME)
         subprocess.run(["redis-cli", "-n", str(REDIS_DB), "flushdb"], check=False, capture_output=True)
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -122,15 +121,8 @@ def _environment(workdir: Path) -> dict:
 
 
 def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
+    database_recreate(DB_NAME)
     subprocess.run(["redis-cli", "-n", str(REDIS_DB), "flushdb"], check=True, capture_output=True)
-
-
-def _drop_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def _django_setup(env: dict):

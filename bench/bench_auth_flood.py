@@ -26,11 +26,10 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import httpx
-import psycopg
+from scratch_database import database_drop, database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_auth_flood"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS_DB = 8
 PORT = 8766
 BATCH_SIZE = 100
@@ -54,7 +53,7 @@ def main():
         "UPLOAD_RATE_PER_MINUTE": "1000000",
         "LOG_LEVEL": "ERROR",
     }
-    _recreate_database()
+    database_recreate(DB_NAME)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     subprocess.run(["redis-cli", "-n", str(REDIS_DB), "flushdb"], check=True, capture_output=True)
     token = _setup(env)
@@ -74,7 +73,7 @@ def main():
     finally:
         server.terminate()
         server.wait(timeout=10)
-        _drop_database()
+        database_drop(DB_NAME)
         subprocess.run(["redis-cli", "-n", str(REDIS_DB), "flushdb"], check=False, capture_output=True)
 
     print("\n## Upload latency under an authentication flood\n")
@@ -95,17 +94,6 @@ def main():
         ratio = phase["p95_ms"] / quiet["p95_ms"]
         answers = ", ".join(f"{status}: {count}" for status, count in sorted(phase["flood"].items()))
         print(f"| {label} | {phase['p50_ms']:.0f} ms | {phase['p95_ms']:.0f} ms | {ratio:.1f} | {answers} |")
-
-
-def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-
-
-def _drop_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def _setup(env) -> str:

@@ -51,10 +51,10 @@ from bench_faq import _expanded_faq
 from bench_hub import QUESTIONS as HUB_QUESTIONS
 from bench_hub import _demo_reference_data, _synthetic_documents
 from bench_records import ASKS, BRANDS, PARTICLES, records_bulk_load
+from scratch_database import database_drop, database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_evidence"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 REDIS_URL = "redis://127.0.0.1:6379/3"
 SEED = 20261207
@@ -67,17 +67,6 @@ UNSET = ("QDRANT_URL", "EMBEDDINGS_BASE_URL", "RERANK_URL", "KNOWLEDGE_HUB_LLM_B
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
-def _database_recreate():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-
-
-def _database_drop():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def _redis_flush():
@@ -485,7 +474,7 @@ def main():
     signal.signal(signal.SIGALRM, abort)
     signal.alarm(int(args.max_minutes * 60))
     scratch = Path(tempfile.mkdtemp(prefix="bench_evidence_"))
-    _database_recreate()
+    database_recreate(DB_NAME)
     _redis_flush()
     django_ready = False
     try:
@@ -504,7 +493,7 @@ def main():
             faq_index_reset()
             connections.close_all()
         if not args.keep_db:
-            _database_drop()
+            database_drop(DB_NAME)
             _redis_flush()
             shutil.rmtree(scratch, ignore_errors=True)
         else:

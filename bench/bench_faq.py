@@ -23,11 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg
+from scratch_database import database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_faq"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 SEED = 20261130
 STAGES = ("sync", "embed", "dense", "sparse", "rerank", "keyword")
@@ -36,12 +35,6 @@ HYBRID_SAMPLE = 40
 SCOPE_OWNERS = "한빛 다온 누리 가람 솔빛 하늘 초록 새봄 바른 참된 해담 프레시 미래 동방 한결 가온 대한 서해 남해 바다"
 SCOPE_KINDS = "신선 냉동 상온 온라인 PB"
 SCOPES = [f"{who} {what}" for who in SCOPE_OWNERS.split(" ") for what in SCOPE_KINDS.split(" ")]
-
-
-def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
 
 
 def _setup_django(qdrant_path: str):
@@ -110,7 +103,7 @@ def main():
     command = f".venv/bin/python bench/bench_faq.py --entries {args.entries} --queries {args.queries}"
 
     if not args.reuse:
-        _recreate_database()
+        database_recreate(DB_NAME)
     qdrant_dir = args.reuse or tempfile.mkdtemp(prefix="bench_faq_qdrant_")
     _setup_django(qdrant_dir)
     import numpy as np

@@ -31,11 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg
+from scratch_database import database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_hub"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 SEED = 20261130
 EDITIONS = ["상온", "냉장", "냉동", "온라인", "PB", "수입", "신선", "가공", "생활용품", "음료", "주류", "베이커리"]
@@ -69,12 +68,6 @@ UNROUTED_QUESTIONS = [
     ("헬프데스크 번호 알려주세요", "systems"),
     ("전단 광고비 얼마예요", "promotions"),
 ]
-
-
-def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
 
 
 def _setup_django(working_dir: str):
@@ -144,7 +137,7 @@ def main():
         f".venv/bin/python bench/bench_hub.py --docs-per-workspace {args.docs_per_workspace} --rounds {args.rounds}"
     )
 
-    _recreate_database()
+    database_recreate(DB_NAME)
     working_dir = tempfile.mkdtemp(prefix="bench_hub_lightrag_")
     _setup_django(working_dir)
     from django.db import connection

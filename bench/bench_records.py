@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 import psycopg
+from scratch_database import database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_records"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 LIMIT = 5
 SEED = 20261130
@@ -155,12 +155,6 @@ ASKS = [
     "할인율은요?",
     "정산은 언제 되나요?",
 ]
-
-
-def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
 
 
 def _vendor_sizes(rng: random.Random, records: int, vendors: int, sigma: float) -> list[int]:
@@ -290,7 +284,7 @@ def main():
     env = {**os.environ, "DATABASE_URL": DATABASE_URL, "DJANGO_SETTINGS_MODULE": "config.settings.local"}
     env.pop("REDIS_URL", None)
     env["DJANGO_DEBUG"] = "false"
-    _recreate_database()
+    database_recreate(DB_NAME)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0", "--skip-checks"], cwd=ROOT, env=env, check=True)
     os.environ.update({k: env[k] for k in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG")})
     os.environ.pop("REDIS_URL", None)

@@ -25,11 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
+from scratch_database import database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_send_claim"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 ENV = {
     "DATABASE_URL": DATABASE_URL,
@@ -213,12 +212,6 @@ def _p95(values):
     return statistics.quantiles(values, n=100, method="inclusive")[94]
 
 
-def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=2000)
@@ -228,7 +221,7 @@ def main():
     parser.add_argument("--idle-ms", type=float, default=20.0, help="a claimer's sleep when nothing is waiting")
     args = parser.parse_args()
 
-    _recreate_database()
+    database_recreate(DB_NAME)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env={**os.environ, **ENV}, check=True)
     _django_setup()
     ctx = multiprocessing.get_context("spawn")

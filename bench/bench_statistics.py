@@ -21,11 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
+from scratch_database import database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_statistics"
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 SEED = 20261130
 DAYS = 14
@@ -41,12 +40,6 @@ QUESTIONS = [
     "배송 마감 시간이 몇 시예요?",
     "신규 상품 입점 절차 알려주세요",
 ]
-
-
-def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
 
 
 def _setup_django():
@@ -176,7 +169,7 @@ def main():
     args = parser.parse_args()
     command = f".venv/bin/python bench/bench_statistics.py --per-day {args.per_day} --repeat {args.repeat}"
 
-    _recreate_database()
+    database_recreate(DB_NAME)
     _setup_django()
     from django.contrib.auth import get_user_model
     from django.test import Client

@@ -26,9 +26,9 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import psycopg
+from scratch_database import database_drop, database_recreate
 
 ROOT = Path(__file__).resolve().parent.parent
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DB_NAME = os.environ.get("BENCH_UPLOADS_DATABASE", "vcs_bench_uploads")
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 REDIS_DB = int(os.environ.get("BENCH_UPLOADS_REDIS_DB", "6"))
@@ -55,7 +55,7 @@ def main():
         "UPLOAD_RATE_PER_MINUTE": "1000000",
         "LOG_LEVEL": "WARNING",
     }
-    _recreate_database()
+    database_recreate(DB_NAME)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     _redis("flushdb")
     # A Redis up for longer than the resend key TTL: the steady state the main figure measures.
@@ -86,7 +86,7 @@ def main():
     finally:
         server.terminate()
         server.wait(timeout=10)
-        _drop_database()
+        database_drop(DB_NAME)
         _redis("flushdb", check=False)
 
     ratio = api["msgs_per_s"] / raw["msgs_per_s"]
@@ -115,17 +115,6 @@ def main():
 
 def _redis(*command, check=True):
     subprocess.run(["redis-cli", "-n", str(REDIS_DB), *command], check=check, capture_output=True)
-
-
-def _recreate_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-
-
-def _drop_database():
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def _paired_uploader_token(env) -> str:
