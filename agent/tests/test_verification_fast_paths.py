@@ -10,6 +10,7 @@ from itertools import pairwise
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rapidfuzz.distance import Levenshtein
 
 from agent.verification import (
     NameIndex,
@@ -21,10 +22,12 @@ from agent.verification import (
     split_sentences,
     verify_draft,
 )
-from agent.verification.brands import EvidenceText, find_misspellings
+from agent.verification.brands import EvidenceText, find_misspellings, name_patterns
+from agent.verification.edits import Alphabet
 from agent.verification.engine import _sentences_holding
 from agent.verification.korean import fold
 from agent.verification.numbers import quantity_values_among
+from agent.verification.other_vendors import MIN_NEAR_MISS_LENGTH, _NearMisses
 
 
 def _pairs(quantities) -> set:
@@ -250,6 +253,55 @@ def test_words_remembered_without_candidates_do_not_hide_a_misspelling_later():
         found = find_misspellings("오뚜가 라면과 좋은 제품", known_brands=known, evidence=evidence, min_length=3)
         assert [(misspelling.word, misspelling.brand) for misspelling in found] == [("오뚜가", "오뚜기")]
     assert find_misspellings("오뚜가 라면", known_brands=known, evidence=EvidenceText(["삼성전자"]), min_length=3) == []
+
+
+def _words_near(names: list[str]):
+    """Random words, and words one or two edits from a name (a character substituted, inserted or deleted)."""
+    edit = st.tuples(st.sampled_from(names), st.integers(0, 5), st.sampled_from("가나마상ab1"), st.sampled_from("sid"))
+
+    def edited(picked) -> str:
+        name, position, char, kind = picked
+        position = min(position, len(name))
+        if kind == "s":
+            return name[:position] + char + name[position + 1 :]
+        if kind == "i":
+            return name[:position] + char + name[position:]
+        return name[:position] + name[position + 1 :]
+
+    one_edit = edit.map(edited)
+    two_edits = st.tuples(one_edit, st.integers(0, 5), st.sampled_from("마b2")).map(
+        lambda picked: picked[0][: picked[1]] + picked[2] + picked[0][picked[1] :]
+    )
+    return st.one_of(st.text(alphabet="가나다라마상사ab12", max_size=6), one_edit, two_edits)
+
+
+@given(
+    st.lists(st.text(alphabet="가나다라상사ab1", min_size=1, max_size=5), min_size=1, max_size=8).flatmap(
+        lambda names: st.tuples(st.just(names), _words_near(names))
+    )
+)
+def test_property_one_edit_look_up_equals_a_distance_to_every_name(names_and_word):
+    """The alphabet bound never drops a name one edit from the word: the index answers as a loop over the names."""
+    names, word = names_and_word
+    index = NameIndex.build(names)
+    patterns = {pattern for name in index.names for pattern in name_patterns(name)}
+    assert index.patterns_one_edit_from(word) == sorted(p for p in patterns if Levenshtein.distance(word, p) == 1)
+    if Alphabet(patterns).is_beyond_one_edit(word):
+        assert all(Levenshtein.distance(word, pattern) > 1 for pattern in patterns)
+
+
+@given(
+    st.lists(st.text(alphabet="가나다라상사", min_size=2, max_size=5), min_size=1, max_size=8).flatmap(
+        lambda names: st.tuples(st.just(names), _words_near(names))
+    )
+)
+def test_property_vendor_near_miss_look_up_equals_a_distance_to_every_name(names_and_word):
+    """A word is one edit from a vendor name (three characters or more) exactly when some such name is."""
+    names, word = names_and_word
+    near_misses = _NearMisses(frozenset(names), frozenset())
+    long_names = [name for name in names if len(name) >= MIN_NEAR_MISS_LENGTH]
+    expected = any(Levenshtein.distance(word, name) == 1 for name in long_names)
+    assert near_misses._one_edit_from_a_name(word) == expected
 
 
 def test_cached_name_index_hits_for_a_fresh_tuple_of_equal_names():

@@ -13,6 +13,7 @@ from itertools import pairwise
 import ahocorasick
 from rapidfuzz.distance import Levenshtein
 
+from agent.verification.edits import Alphabet
 from agent.verification.korean import (
     MAX_PARTICLE_LENGTH,
     fold,
@@ -119,8 +120,15 @@ class NameIndex:
                 keys.setdefault(key, []).append(pattern)
         return {key: tuple(patterns) for key, patterns in keys.items()}
 
+    @cached_property
+    def _alphabet(self) -> Alphabet:
+        return Alphabet(self._name_by_pattern)
+
     def patterns_one_edit_from(self, word: str) -> list[str]:
-        """Patterns at edit distance exactly 1 from the folded ``word`` (symmetric-deletion lookup)."""
+        """Patterns at edit distance exactly 1 from the folded ``word`` (symmetric-deletion lookup, for a word that
+        holds at most one character no pattern holds)."""
+        if self._alphabet.is_beyond_one_edit(word):
+            return []
         candidates = set()
         for key in _deletion_keys(word):
             candidates.update(self._patterns_by_deletion_key.get(key, ()))

@@ -20,6 +20,8 @@ from functools import lru_cache
 import ahocorasick
 from rapidfuzz.distance import Levenshtein
 
+from agent.verification.brands import EvidenceText
+from agent.verification.edits import Alphabet
 from agent.verification.korean import is_hangul_syllable, is_latin_or_digit, is_particle, strip_particle_variants
 from agent.verification.numbers import Quantity, quantity_values_among
 from agent.verification.sentences import split_sentences
@@ -233,6 +235,7 @@ class _NearMisses:
         )
         self._vendor_patterns = vendor_patterns
         self._brand_forms = brand_forms
+        self._alphabet = Alphabet(pattern for pattern in vendor_patterns if len(pattern) >= MIN_NEAR_MISS_LENGTH)
         self._suspects: dict[str, tuple[str, ...]] = {}
 
     def suspects(self, word: str) -> tuple[str, ...]:
@@ -261,7 +264,7 @@ class _NearMisses:
         return known
 
     def _one_edit_from_a_name(self, word: str) -> bool:
-        if len(word) not in self._lengths:
+        if len(word) not in self._lengths or self._alphabet.is_beyond_one_edit(word):
             return False
         candidates = {pattern for key in _deletion_keys(word) for pattern in self.keys.get(key, ())}
         return any(Levenshtein.distance(word, pattern, score_cutoff=1) == 1 for pattern in candidates)
@@ -298,6 +301,7 @@ _CLAIM_PARTICLE_RE = re.compile(
 _DIGIT_RE = re.compile(r"[0-9]")
 # A mask the clause is about: the subject, topic or owner of what follows (`[다른 벤더]는/가/의 …`).
 _ABOUT_VENDOR_RE = re.compile(re.escape(VENDOR_MASK) + r"(?=(?:은|는|이|가|의|도|에서는|에서|측은|측의|측)(?![가-힣]))")
+_PRODUCT_MASK_RE = re.compile(re.escape(PRODUCT_MASK))
 # A product mask heads its clause unless it is one of a list of examples (`[다른 벤더 상품], … 같은`).
 _PRODUCT_EXAMPLE_RE = re.compile(r"\s*(?:,|、|및|와|과|등|같은|처럼|이나|나|또는)")
 
@@ -308,8 +312,7 @@ def about_masked_clauses(passage: str) -> tuple[tuple[int, int], ...]:
     if VENDOR_MASK[:-1] not in passage:  # both masks start like this
         return ()
     starts = [match.start() for match in _ABOUT_VENDOR_RE.finditer(passage)]
-    product = re.escape(PRODUCT_MASK)
-    for match in re.finditer(product, passage):
+    for match in _PRODUCT_MASK_RE.finditer(passage):
         if not _PRODUCT_EXAMPLE_RE.match(passage, match.end()):
             starts.append(match.start())
     if not starts:
@@ -320,6 +323,13 @@ def about_masked_clauses(passage: str) -> tuple[tuple[int, int], ...]:
         end = next((sentence.end for sentence in sentences if sentence.start <= start < sentence.end), len(passage))
         spans.append((start, end))
     return tuple(spans)
+
+
+def _may_hold_masked_clauses(evidence: tuple[str, ...]) -> bool:
+    """Whether some passage may hold a clause about a masked vendor or product: one search of the passages joined
+    (the text the engine checks its values in), not one per passage; a mask and its particle never span lines."""
+    joined = EvidenceText.of(evidence).raw
+    return PRODUCT_MASK in joined or _ABOUT_VENDOR_RE.search(joined) is not None
 
 
 def _blanked(passage: str, spans: tuple[tuple[int, int], ...]) -> str:
@@ -378,7 +388,7 @@ def find_other_vendor_violations(
         )
     findings.violations.extend(_near_misses(draft, folded, spotter, counterpart, evidence, taken=findings.name_spans))
     findings.violations.extend(_references(draft, taken=findings.name_spans))
-    clauses = [about_masked_clauses(passage) for passage in evidence]
+    clauses = [about_masked_clauses(passage) for passage in evidence] if _may_hold_masked_clauses(evidence) else []
     if any(clauses):
         outside = tuple(_blanked(passage, spans) for passage, spans in zip(evidence, clauses, strict=True))
         findings.violations.extend(_masked_values(evidence, outside, tuple(quantities), quantity_label))
@@ -459,12 +469,14 @@ def _references(draft: str, *, taken) -> list[dict]:
     """A mask copied into the draft, or words for another supplier, followed in its sentence by a value, or
     the subject of a claim (`해당 협력사는 결품률 4.2%…`, `[다른 벤더]가 더 쌉니다`). `다른 거래처 정보는 안내해 드릴
     수 없습니다` refers to no one in particular and stays."""
-    sentences = split_sentences(draft)
+    sentences = None  # split only for a draft that holds a mask or a reference (few do)
     found = []
     for pattern, label in ((_MASK_RE, "다른 벤더를 가린 표시"), (_REFERENCE_RE, "다른 벤더를 가리키는 표현")):
         for match in pattern.finditer(draft):
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue
+            if sentences is None:
+                sentences = split_sentences(draft)
             sentence_end = next((s.end for s in sentences if s.start <= match.start() < s.end), len(draft))
             rest = draft[match.end() : sentence_end]
             if _DIGIT_RE.search(rest) or _CLAIM_PARTICLE_RE.match(rest):
