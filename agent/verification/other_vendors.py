@@ -402,23 +402,22 @@ _LETTER_RUN_RE = re.compile("([가-힣]+)|([A-Za-z0-9]+)")
 
 def _words(folded: FoldedText) -> list[tuple[int, int]]:
     """Folded spans of the words (runs of one class of letters, no separator inside), and of each two adjacent
-    words joined (a name one syllable off and spaced: `가온 상샤`)."""
+    words joined (a name one syllable off and spaced: `가온 상샤`). Two words touch only where a separator was
+    folded away inside one run (runs of one class never touch), so the pairs are those of each run's pieces."""
     text = folded.folded
     gaps = sorted(folded.gaps)
-    words, classes = [], []
+    words: list[tuple[int, int]] = []
+    pairs: list[tuple[int, int]] = []
     for match in _LETTER_RUN_RE.finditer(text):
         start, end = match.span()
-        for gap in gaps[bisect_right(gaps, start) : bisect_left(gaps, end)]:  # a separator folded away ends a word
-            words.append((start, gap))
-            classes.append(match.lastindex)
-            start = gap
-        words.append((start, end))
-        classes.append(match.lastindex)
-    pairs = [
-        (left[0], right[1])
-        for (left, left_class), (right, right_class) in itertools.pairwise(zip(words, classes, strict=True))
-        if left[1] == right[0] and left_class == right_class
-    ]
+        low = bisect_right(gaps, start)
+        high = bisect_left(gaps, end, low)
+        if low == high:
+            words.append((start, end))
+            continue
+        pieces = list(itertools.pairwise((start, *gaps[low:high], end)))  # a separator folded away ends a word
+        words.extend(pieces)
+        pairs.extend((left[0], right[1]) for left, right in itertools.pairwise(pieces))
     return words + pairs
 
 
