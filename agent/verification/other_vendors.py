@@ -396,8 +396,8 @@ def find_other_vendor_violations(
     return findings
 
 
-# A run of one class of letters (see _char_class): Hangul syllables (group 1), or ASCII letters and digits (2).
-_LETTER_RUN_RE = re.compile("([가-힣]+)|([A-Za-z0-9]+)")
+# A run of one class of letters (see _char_class): Hangul syllables, or ASCII letters and digits.
+_LETTER_RUN_RE = re.compile("[가-힣]+|[A-Za-z0-9]+")
 
 
 def _words(folded: FoldedText) -> list[tuple[int, int]]:
