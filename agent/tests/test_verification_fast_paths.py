@@ -27,7 +27,8 @@ from agent.verification.edits import Alphabet
 from agent.verification.engine import _sentences_holding
 from agent.verification.korean import fold
 from agent.verification.numbers import quantity_values_among
-from agent.verification.other_vendors import MIN_NEAR_MISS_LENGTH, _NearMisses
+from agent.verification.other_vendors import MIN_NEAR_MISS_LENGTH, _NearMisses, _words
+from vendors.name_folding import FoldedText
 
 
 def _pairs(quantities) -> set:
@@ -302,6 +303,40 @@ def test_property_vendor_near_miss_look_up_equals_a_distance_to_every_name(names
     long_names = [name for name in names if len(name) >= MIN_NEAR_MISS_LENGTH]
     expected = any(Levenshtein.distance(word, name) == 1 for name in long_names)
     assert near_misses._one_edit_from_a_name(word) == expected
+
+
+def _plain_words(folded: FoldedText) -> list[tuple[int, int]]:
+    """Words by definition: the folded text cut at every gap and at every change of letter class (Hangul; ASCII
+    letters and digits; anything else is no letter), then every two touching words of one class joined."""
+    text = folded.folded
+
+    def letter_class(char: str) -> int:
+        return 1 if "가" <= char <= "힣" else 2 if char.isascii() and char.isalnum() else 0
+
+    words, start = [], None
+    for index in range(len(text) + 1):
+        ends_here = (
+            index == len(text)
+            or index in folded.gaps
+            or (start is not None and letter_class(text[index]) != letter_class(text[start]))
+        )
+        if start is not None and ends_here:
+            words.append((start, index))
+            start = None
+        if index < len(text) and start is None and letter_class(text[index]):
+            start = index
+    pairs = [
+        (left[0], right[1])
+        for left, right in pairwise(words)
+        if left[1] == right[0] and letter_class(text[left[0]]) == letter_class(text[right[0]])
+    ]
+    return words + pairs
+
+
+@given(st.text(alphabet="가나 ab-1,ㄱㅏ\u200b", max_size=30))
+def test_property_other_vendor_words_are_the_words_by_definition(text):
+    folded = FoldedText(text)
+    assert _words(folded) == _plain_words(folded)
 
 
 def test_cached_name_index_hits_for_a_fresh_tuple_of_equal_names():
