@@ -119,6 +119,7 @@ def test_a_brand_shaped_name_found_nowhere_is_a_violation(draft, name):
         "직장상사에게 전달하지 않습니다.",
         "다온상회 전용 조건입니다.",  # the counterpart's own name
         "'반품 신청' 메뉴에서 접수합니다.",  # quoted, not before a product word
+        '{"name": "상품명"}',  # between two quoted strings: no name
         "결제 할인율은 2.5%입니다.",
     ],
 )

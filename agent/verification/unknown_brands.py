@@ -50,9 +50,10 @@ CATEGORY_STEMS = frozenset(
 )  # fmt: skip
 MIN_STEM_LENGTH = 2
 _ENDING_RE = re.compile("|".join(BUSINESS_ENDINGS))
-# A quoted name before a word for a product or a brand, `(이)라는` allowed between.
+# A quoted name (letters or digits at both ends) before a word for a product or a brand, `(이)라는` allowed between.
 _QUOTED_NAME_RE = re.compile(
-    r"[‘'\"“「『]\s*([^‘’'\"“”「」『』\n]{2,20}?)\s*[’'\"”」』]\s*(?:이라는|라는)?\s*(?:브랜드|제품|상품)"
+    r"[‘'\"“「『]\s*([가-힣A-Za-z0-9][^‘’'\"“”「」『』\n:]{0,18}[가-힣A-Za-z0-9])\s*[’'\"”」』]\s*"
+    r"(?:이라는|라는)?\s*(?:브랜드|제품|상품)"
 )
 _QUOTE_OPENERS = "‘'\"“「『"
 
