@@ -481,13 +481,12 @@ def _misspelt_brand(
 ) -> tuple[int, str] | None:
     """(length of the misspelt stem, brand) for a word with ``candidates`` that is not itself a word of the
     evidence, by the order of ``find_misspellings``; None when no candidate counts."""
-    if any(evidence.has_word(variant) for variant in strip_particle_variants(folded)):
-        return None
     best, best_rank = None, 4
     for length, pattern in candidates:
         brand = known_brands.name_of(pattern)
         if known_brands.occurs_in(brand, evidence):
-            return length, brand
+            best = length, brand
+            break
         if brand in anywhere:
             rank = 1
         elif not brand_position:
@@ -496,6 +495,9 @@ def _misspelt_brand(
             rank = 3 if brand in last_resort else 2
         if rank < best_rank:
             best, best_rank = (length, brand), rank
+    # The evidence is searched for the word only when a brand counts (most suspects have none that does).
+    if best is None or any(evidence.has_word(variant) for variant in strip_particle_variants(folded)):
+        return None
     return best
 
 
