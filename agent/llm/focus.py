@@ -146,17 +146,6 @@ _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라�
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
 _ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가")
 _NOUNS_NOT_SPLIT = korean_text.word_set("영업일 공휴일 요일 평일 휴일 말일 단가 원가 정가 특가 평가 추가 물가 할인가")
-# One subject, several words for it: a question about 물건값 is answered by a sentence about 대금.
-SUBJECT_SYNONYMS = (
-    frozenset({"대금", "물건값", "물품대금", "결제", "지급", "정산", "돈", "입금", "송금"}),
-    frozenset({"행사", "프로모션", "기획전", "특가"}),
-    frozenset({"반품", "회수"}),
-    frozenset({"발주", "주문"}),
-    frozenset({"납품", "공급"}),
-    frozenset({"물류센터", "센터"}),
-)
-
-
 @dataclass(frozen=True)
 class QuestionFocus:
     aspect: str | None  # one of the aspect constants, None when the question asks for no particular value
@@ -172,6 +161,7 @@ class QuestionFocus:
     asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
     aspect_cued: bool = False  # a cue decided the aspect (also "no value in particular": "…면요?")
     relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
+    recurring: bool = False  # "매달 며칠", "매주 무슨 요일": a value that recurs, not one occurrence's
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -238,7 +228,11 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_deadline=aspect in _TIME_FAMILY and "까지" in text,
         aspect_cued=bool(cued),
         relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
+        recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
     )
+
+
+_RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "매번")
 
 
 _RELATION_RE = re.compile(r"(?P<word>[가-힣]{2,})\s+(?P<relation>이전|이후|전|후)(?:에는|에|엔|는)?(?![가-힣])")
@@ -300,12 +294,3 @@ _MONEY_STEMS = korean_text.word_set("정산 지급 결제 입금 송금 대금 �
 
 def holds_value(text: str, kinds: tuple[str, ...]) -> bool:
     return any(VALUE_PATTERNS[kind].search(text) for kind in kinds)
-
-
-def subject_variants(word: str) -> frozenset[str]:
-    """The word and the other words this domain uses for the same subject, lower case (statements are compared
-    in lower case: `POS`, `EDI`)."""
-    for group in SUBJECT_SYNONYMS:
-        if word in group:
-            return group
-    return frozenset({word.lower()})

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from agent.knowledge.passages import heading_only
+from agent.knowledge.synonyms import subject_variants
 from agent.llm import korean_text
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
 from agent.llm.focus import (
@@ -23,7 +24,6 @@ from agent.llm.focus import (
     QuestionFocus,
     holds_value,
     question_focus,
-    subject_variants,
     with_aspect_of,
 )
 from agent.llm.prompts import (
@@ -276,6 +276,8 @@ _SYNONYM_WEIGHT = 0.85
 _RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
 _OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
 _DEADLINE_BONUS = 0.3
+_RECURRING_BONUS = 0.3
+_RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월말|말일|[월화수목금토일]요일|주\s*\d\s*회|마다")
 
 
 def _required_words(focus: QuestionFocus, statements: list[Statement], own: QuestionFocus | None) -> tuple[str, ...]:
@@ -302,7 +304,7 @@ def _answer_score(
     """(how well a statement answers, the share of the subject it names), or None when it does not answer:
     another subject, or no value of the asked kind."""
     own, context = _compact(statement.text), _compact(statement.context)
-    found = 0.0
+    found = named_fully = 0.0
     matched, matched_required = 0, 0
     for word in focus.subject:
         variants = subject_variants(word)
@@ -310,10 +312,12 @@ def _answer_score(
         weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
         if any(variant in own for variant in variants):
             found, matched = found + weight * _OWN_WORD, matched + 1
+            named_fully += _OWN_WORD
         elif any(variant in context for variant in variants):
             # A record's heading names what the whole record is about; a section path or an FAQ question is
             # only near the sentence.
-            found += weight * (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD)
+            nearness = _OWN_WORD if statement.source == "record" else _CONTEXT_WORD
+            found, named_fully = found + weight * nearness, named_fully + nearness
             matched += 1
         else:
             continue
@@ -327,15 +331,19 @@ def _answer_score(
         return None
     # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
     qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
-    found += sum(
+    qualified = sum(
         _OWN_WORD for word in qualifiers if any(form in own or form in context for form in _qualifier_forms(word))
     )
+    found, named_fully = found + qualified, named_fully + qualified
     other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
     named = sum(1 for word in other_words if word.lower() in own or word.lower() in context)
     if not focus.subject and not named:
         return None  # nothing of the question is in it: no subject to check, so no answer either
     weighed = len(focus.subject) + len(qualifiers)
     subject_share = found / weighed if weighed else 0.0
+    # How much of the subject it names, in any of its words: the vendor's own record writing 결제 for the 대금
+    # asked names the subject as fully as a policy writing 대금.
+    named_share = named_fully / weighed if weighed else 0.0
     aspect_share = named / len(other_words) if other_words else 0.0
     text_grams = {own[index : index + 2] for index in range(len(own) - 1)} | {
         context[index : index + 2] for index in range(len(context) - 1)
@@ -360,7 +368,9 @@ def _answer_score(
             score -= _RELATION_PENALTY  # "확정 후" is not answered by what holds "확정 전"
     if focus.asks_deadline and "까지" in statement.text:
         score += _DEADLINE_BONUS  # "언제까지" is answered by a deadline, not by a duration beside it
-    return score - (_FACT_PENALTY if statement.is_fact else 0.0), subject_share
+    if focus.recurring and _RECURRING_RE.search(statement.text):
+        score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
+    return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
 
 
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
