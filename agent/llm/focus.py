@@ -6,7 +6,8 @@ so both are read from the question in code:
 - **aspect** — from question words and aspect nouns: `언제 / 며칠 / -일` → a date, `몇 시` → a time, `기간 / 기한 /
   언제까지 / 며칠 안에` → a duration or deadline, `얼마 / 가격 / 단가 / -비` → an amount, `할인율 / 몇 % / -율` → a
   rate, `어떻게 하 / 방법 / 절차` → a procedure, `어디 / 위치 / 주소` → a place, `연락처 / 번호` → a contact,
-  `몇 개 / 수량` → a quantity, `되나요 / 가능` → a condition; none of these → no particular aspect.
+  `몇 개 / 수량` → a quantity, `규격 / 크기` → a size, `되나요 / 가능` → a condition; none of these → no particular
+  aspect.
 - **subject** — the question's content words without the aspect words, question words, filler (`지금`, `진행 중인`,
   `저희`, `좀`) and action nouns (`접수`, `신청`: how something is done, not what); a compound ending in an aspect
   syllable gives its stem (`정산일` → 정산, `할인율` → 할인).
@@ -18,12 +19,14 @@ ones to use once merged).
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
-from agent.llm import korean_text
+from agent.llm import korean_text, morphology
 
 DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY = "date", "time", "duration", "amount", "rate", "quantity"
 PROCEDURE, PLACE, CONTACT, CONDITION, PARTY = "procedure", "place", "contact", "condition", "party"
 MEASURE = "measure"  # "얼마나 남아야": some measure — a share, an amount, a count or a duration
+SIZE = "size"  # "규격 / 크기": dimensions, a weight or a volume
 
 _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
@@ -41,6 +44,7 @@ VALUE_PATTERNS = {
     AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(만\s*)?원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
     QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
+    SIZE: re.compile(r"\d+(\.\d+)?\s*[×xX*]\s*\d+|\d+(\.\d+)?\s*(mm|cm|m|kg|g|L|ml|ℓ|톤|인치)(?![A-Za-z])"),
     PARTY: re.compile(r"협력사|당사|고객|점포|담당|MD|팀|부담|분담|씩|대표|본인|센터"),
     PROCEDURE: re.compile(
         r"\[[^\]]+\]|>|하면|하시면|누르|눌러|통해|으로 신청|에서 신청|등록|제출|신청|요청|입력|순서|승인|"
@@ -64,6 +68,7 @@ ACCEPTED_VALUES = {
     CONDITION: (),  # whether something holds: any statement about the subject answers it
     PARTY: (PARTY,),
     MEASURE: (RATE, AMOUNT, QUANTITY, DURATION),
+    SIZE: (SIZE,),
 }
 
 # A limit on a value rather than the value: an answer only to a question about the limit.
@@ -96,6 +101,7 @@ _ASPECT_CUES = (
     (DURATION, ("기간", "기한", "마감", "유효")),
     (TIME, ("시간",)),
     (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일")),
+    (SIZE, ("규격", "크기", "사이즈", "치수")),
     (QUANTITY, ("수량", "높이", "무게")),
     (AMOUNT, ("가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
     (PLACE, ("위치", "주소", "장소")),
@@ -113,7 +119,7 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -156,12 +162,16 @@ class QuestionFocus:
     # written with 는 that no evidence statement holds (`멈추는` is a verb, not a noun).
     optional: tuple[str, ...] = ()
     marked: tuple[str, ...] = ()  # subject words written with 는 (after a verb stem it makes an adnominal form)
+    # Subject words the morphological analyser reads as verb or adjective forms (`받고`, `세우면`); required only
+    # when the evidence holds them as words (a brand it does not know can look like a verb: 고운들).
+    verb_forms: tuple[str, ...] = ()
     phrase: tuple[str, ...] = ()  # the question's words, verb forms included (`틀리면`, `남아야`), in order
     counter: tuple[str, ...] = ()  # "몇 명" → ("명",): a statement counting in that unit is the closer one
     asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
     aspect_cued: bool = False  # a cue decided the aspect (also "no value in particular": "…면요?")
     relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
     recurring: bool = False  # "매달 며칠", "매주 무슨 요일": a value that recurs, not one occurrence's
+    asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -177,7 +187,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
-    cued = next(((aspect,) for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), ())
+    cued = _cued_aspect(text)
     aspect = cued[0] if cued else None
     words: list[str] = []
     subject: list[str] = []
@@ -185,7 +195,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     marked: list[str] = []
     phrase: list[str] = []
     # "재고는요?", "냉장은요?": the polite 요 after a particle ends a noun, not a verb.
-    raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in korean_text.words(text)]
+    # A fraction with its counter (`1/2면`) is one qualifier, not the numbers 1 and 2면.
+    fractions = [korean_text.strip_particle(match[0]) for match in _FRACTION_RE.finditer(text)]
+    text = _FRACTION_RE.sub(" ", text)
+    written = korean_text.words(text)
+    raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
+    analysed_verb_forms = morphology.verb_forms(text)
+    verb_forms: list[str] = []
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -209,11 +225,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
+        if written[index] in analysed_verb_forms:
+            verb_forms.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
         elif noun != word and noun.endswith("는") and len(word) >= 2:
             marked.append(stem)
-    words = list(dict.fromkeys(words))
+    words = list(dict.fromkeys([*words, *fractions]))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
     counter = _COUNTER_RE.search(text)
     return QuestionFocus(
@@ -223,16 +241,33 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_bound=asks_bound,
         optional=tuple(dict.fromkeys(optional)),
         marked=tuple(dict.fromkeys(marked)),
+        verb_forms=tuple(dict.fromkeys(verb_forms)),
         phrase=tuple(phrase),
         counter=_COUNTER_VARIANTS.get(counter[1], ()) if counter else (),
         asks_deadline=aspect in _TIME_FAMILY and "까지" in text,
         aspect_cued=bool(cued),
         relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
         recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
+        asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
     )
 
 
+_FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
+
+
 _RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "매번")
+
+
+def _cued_aspect(text: str) -> tuple[str | None, ...]:
+    """(the aspect,) of the first cue found in ``text``, () when none is."""
+    return next(((aspect,) for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), ())
+
+
+@lru_cache(maxsize=4096)
+def asked_aspect(question: str) -> str | None:
+    """The aspect a question asks (an FAQ entry's question: "납품 차량 주차는 어디에 하나요?" asks a place)."""
+    cued = _cued_aspect(" ".join(question.split()))
+    return cued[0] if cued else None
 
 
 _RELATION_RE = re.compile(r"(?P<word>[가-힣]{2,})\s+(?P<relation>이전|이후|전|후)(?:에는|에|엔|는)?(?![가-힣])")

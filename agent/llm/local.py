@@ -21,7 +21,12 @@ from agent.llm import korean_text
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
 from agent.llm.focus import (
     BOUND_WORDS,
+    CONTACT,
+    PARTY,
+    PLACE,
+    PROCEDURE,
     QuestionFocus,
+    asked_aspect,
     holds_value,
     question_focus,
     with_aspect_of,
@@ -209,6 +214,14 @@ def answer_sentences(
     ]
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
+    # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
+    # statement about the topic without it answers the question before.
+    added_numbers = tuple(
+        word
+        for word in (own.words if own else ())
+        if any(ch.isdigit() for ch in word)
+        and any(form in _compact(f"{s.text} {s.context}") for s in statements for form in _qualifier_forms(word))
+    )
     # Bigrams of the words and across them ("확정 후" is closer to "확정 후에는" than to "확정 전이라면").
     joined = "".join(focus.phrase).lower()
     question_bigrams = korean_text.char_bigrams(list(focus.words)) | {
@@ -217,7 +230,7 @@ def answer_sentences(
     best_by_text: dict[str, tuple] = {}
     for statement in statements:
         judged = _answer_score(statement, focus, question_bigrams, required)
-        if judged is None:
+        if judged is None or not _names_all(statement, added_numbers):
             continue
         # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that
         # answers best, with its context, stands for it.
@@ -268,6 +281,10 @@ _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
+_FAQ_SAME_ASPECT_BONUS = 0.8
+# Aspects whose value patterns are loose (a place is "센터" or "에서", a procedure "요청"): which kind of thing an FAQ
+# entry asks for tells more than the pattern. A time, an amount or a rate has a shape of its own.
+_LOOSE_VALUE_ASPECTS = frozenset({PLACE, PROCEDURE, PARTY, CONTACT})
 _RECORD_MARGIN = 1.0
 _FULL_SHARE = 0.9
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
@@ -277,16 +294,26 @@ _RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
 _OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
 _DEADLINE_BONUS = 0.3
 _RECURRING_BONUS = 0.3
+_WEEKDAY_RE = re.compile(r"[월화수목금토일]요일|[월화수목금토일]\s*[·,/]\s*[월화수목금토일]")
 _RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월말|말일|[월화수목금토일]요일|주\s*\d\s*회|마다")
 
 
 def _required_words(focus: QuestionFocus, statements: list[Statement], own: QuestionFocus | None) -> tuple[str, ...]:
-    """The subject words a statement must name. Verb forms are never required; a word written with 는 that no
-    statement of the evidence holds is most likely a verb form too (`멈추는`). In a
+    """The subject words a statement must name. Verb forms are never required (by rule, or by the analyser
+    unless the evidence holds the word); a word written with 는 that no statement of the evidence holds is most
+    likely a verb form too (`멈추는`). In a
     follow-up, what the vendor's own words add is required and the topic carried over is not."""
     vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
     optional = set(focus.optional) | set(own.optional if own else ())
     marked = set(focus.marked) | set(own.marked if own else ())
+    verb_forms = set(focus.verb_forms) | set(own.verb_forms if own else ())
+    if verb_forms:
+        evidence_words = {
+            korean_text.strip_particle(word)
+            for statement in statements
+            for word in korean_text.words(f"{statement.text} {statement.context}")
+        }
+        optional |= verb_forms - evidence_words
     words = focus.subject
     if own is not None and own.subject:
         words = tuple(word for word in own.subject if word in focus.subject) or own.subject
@@ -355,6 +382,14 @@ def _answer_score(
         # is the curated answer to this very question.
         asked = sum(1 for word in other_words if word.lower() in context)
         score += _FAQ_QUESTION_WEIGHT * asked / len(other_words)
+    if (
+        statement.source == "faq"
+        and focus.aspect in _LOOSE_VALUE_ASPECTS
+        and asked_aspect(statement.context) == focus.aspect
+    ):
+        # An FAQ entry that asks for the same kind of thing ("… 주차는 어디에 하나요?" for "… 어디에 세우면 돼요?")
+        # answers it rather than one about the subject's procedure that happens to name a 센터.
+        score += _FAQ_SAME_ASPECT_BONUS
     if focus.accepted_values and holds_value(statement.text, focus.accepted_values[:1]):
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
@@ -368,12 +403,23 @@ def _answer_score(
             score -= _RELATION_PENALTY  # "확정 후" is not answered by what holds "확정 전"
     if focus.asks_deadline and "까지" in statement.text:
         score += _DEADLINE_BONUS  # "언제까지" is answered by a deadline, not by a duration beside it
+    if focus.asks_weekday and _WEEKDAY_RE.search(statement.text):
+        score += _COUNTER_BONUS  # "배송 요일" is answered by "월·수·금", not by "평일 오후 3시"
     if focus.recurring and _RECURRING_RE.search(statement.text):
         score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
-    return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+    # For a value, another word for the subject names it as fully (the record's 결제 for the 대금 asked); for other
+    # questions only the words themselves do.
+    return score - (_FACT_PENALTY if statement.is_fact else 0.0), (
+        named_share if focus.accepted_values else subject_share
+    )
 
 
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
+
+
+def _names_all(statement: Statement, numbers: tuple[str, ...]) -> bool:
+    text = _compact(f"{statement.text} {statement.context}")
+    return all(any(form in text for form in _qualifier_forms(number)) for number in numbers)
 
 
 def _qualifier_forms(word: str) -> tuple[str, ...]:
