@@ -152,6 +152,8 @@ _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라�
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
 _ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가")
 _NOUNS_NOT_SPLIT = korean_text.word_set("영업일 공휴일 요일 평일 휴일 말일 단가 원가 정가 특가 평가 추가 물가 할인가")
+
+
 @dataclass(frozen=True)
 class QuestionFocus:
     aspect: str | None  # one of the aspect constants, None when the question asks for no particular value

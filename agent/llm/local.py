@@ -331,7 +331,7 @@ def _answer_score(
     """(how well a statement answers, the share of the subject it names), or None when it does not answer:
     another subject, or no value of the asked kind."""
     own, context = _compact(statement.text), _compact(statement.context)
-    found = named_fully = 0.0
+    found = named_fully = named_itself = 0.0
     matched, matched_required = 0, 0
     for word in focus.subject:
         variants = subject_variants(word)
@@ -339,7 +339,7 @@ def _answer_score(
         weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
         if any(variant in own for variant in variants):
             found, matched = found + weight * _OWN_WORD, matched + 1
-            named_fully += _OWN_WORD
+            named_fully, named_itself = named_fully + _OWN_WORD, named_itself + _OWN_WORD
         elif any(variant in context for variant in variants):
             # A record's heading names what the whole record is about; a section path or an FAQ question is
             # only near the sentence.
@@ -361,7 +361,7 @@ def _answer_score(
     qualified = sum(
         _OWN_WORD for word in qualifiers if any(form in own or form in context for form in _qualifier_forms(word))
     )
-    found, named_fully = found + qualified, named_fully + qualified
+    found, named_fully, named_itself = found + qualified, named_fully + qualified, named_itself + qualified
     other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
     named = sum(1 for word in other_words if word.lower() in own or word.lower() in context)
     if not focus.subject and not named:
@@ -369,8 +369,9 @@ def _answer_score(
     weighed = len(focus.subject) + len(qualifiers)
     subject_share = found / weighed if weighed else 0.0
     # How much of the subject it names, in any of its words: the vendor's own record writing 결제 for the 대금
-    # asked names the subject as fully as a policy writing 대금.
-    named_share = named_fully / weighed if weighed else 0.0
+    # asked names the subject as fully as a policy writing 대금. For a value its record's heading counts; for other
+    # questions only the statement itself does (a settlement notice's 세금계산서 sentence is not about 대금).
+    named_share = (named_fully if focus.accepted_values else named_itself) / weighed if weighed else 0.0
     aspect_share = named / len(other_words) if other_words else 0.0
     text_grams = {own[index : index + 2] for index in range(len(own) - 1)} | {
         context[index : index + 2] for index in range(len(context) - 1)
@@ -407,11 +408,7 @@ def _answer_score(
         score += _COUNTER_BONUS  # "배송 요일" is answered by "월·수·금", not by "평일 오후 3시"
     if focus.recurring and _RECURRING_RE.search(statement.text):
         score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
-    # For a value, another word for the subject names it as fully (the record's 결제 for the 대금 asked); for other
-    # questions only the words themselves do.
-    return score - (_FACT_PENALTY if statement.is_fact else 0.0), (
-        named_share if focus.accepted_values else subject_share
-    )
+    return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
 
 
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}

@@ -228,9 +228,7 @@ def _without_quoted_record_claims(
     claims = [violation for violation in violations if violation.kind == ViolationKind.ACTION_CLAIM]
     if not claims:
         return violations
-    record_sentences = {
-        _compact(sentence.text) for passage in record_evidence for sentence in split_sentences(passage)
-    }
+    record_sentences = {_compact(sentence.text) for passage in record_evidence for sentence in split_sentences(passage)}
     if not record_sentences:
         return violations
     quoted = set()
