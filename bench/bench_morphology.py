@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_morphology.py [--repeat 20]
 
 In a fresh child process: VmRSS before and after the analyser is loaded (the first question it reads), the load
-time, and then the time to read one question's verb forms (`agent.llm.morphology.verb_forms`, its cache
+time, and then the time to read one question's non-noun words (`agent.llm.morphology.non_nouns`, its cache
 bypassed) against the rule-based reading of the same question's content words (`korean_text.content_tokens`,
 cache cleared each time) — the baseline in the same run. No database.
 """
@@ -42,14 +42,14 @@ def _child(repeat: int) -> dict:
 
     before = _rss_mb()
     started = time.perf_counter()
-    morphology.verb_forms("모델을 불러옵니다")
+    morphology.non_nouns("모델을 불러옵니다")
     load_seconds = time.perf_counter() - started
     after = _rss_mb()
     analyse, rules = [], []
     for _ in range(repeat):
         for question in QUESTIONS:
             started = time.perf_counter()
-            morphology.verb_forms.__wrapped__(question)
+            morphology.non_nouns.__wrapped__(question)
             analyse.append((time.perf_counter() - started) * 1000)
             korean_text.strip_particle.cache_clear()
             started = time.perf_counter()

@@ -6,8 +6,8 @@ so both are read from the question in code:
 - **aspect** — from question words and aspect nouns: `언제 / 며칠 / -일` → a date, `몇 시` → a time, `기간 / 기한 /
   언제까지 / 며칠 안에` → a duration or deadline, `얼마 / 가격 / 단가 / -비` → an amount, `할인율 / 몇 % / -율` → a
   rate, `어떻게 하 / 방법 / 절차` → a procedure, `어디 / 위치 / 주소` → a place, `연락처 / 번호` → a contact,
-  `몇 개 / 수량` → a quantity, `규격 / 크기` → a size, `되나요 / 가능` → a condition; none of these → no particular
-  aspect.
+  `몇 개 / 수량` (and `얼마` with `무게 / 높이 / 온도`) → a quantity, `규격 / 크기` → a size, `얼마나 자주 / 얼마마다 /
+  주기는` → a frequency, `되나요 / 가능` → a condition; none of these → no particular aspect.
 - **subject** — the question's content words without the aspect words, question words, filler (`지금`, `진행 중인`,
   `저희`, `좀`) and action nouns (`접수`, `신청`: how something is done, not what); a compound ending in an aspect
   syllable gives its stem (`정산일` → 정산, `할인율` → 할인).
@@ -27,6 +27,7 @@ DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY = "date", "time", "duration", "amou
 PROCEDURE, PLACE, CONTACT, CONDITION, PARTY = "procedure", "place", "contact", "condition", "party"
 MEASURE = "measure"  # "얼마나 남아야": some measure — a share, an amount, a count or a duration
 SIZE = "size"  # "규격 / 크기": dimensions, a weight or a volume
+FREQUENCY = "frequency"  # "얼마나 자주 / 얼마마다": how often — 분기마다, 주 3회, 매월
 
 _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
@@ -44,6 +45,9 @@ VALUE_PATTERNS = {
     AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(만\s*)?원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
     QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
+    FREQUENCY: re.compile(
+        r"[가-힣\d]+마다|매일|매주|매월|매달|매년|반기|분기|[연월주일]\s*\d+\s*회|\d+\s*(일|주|개월|년)에\s*(한|\d+)\s*번"
+    ),
     SIZE: re.compile(r"\d+(\.\d+)?\s*[×xX*]\s*\d+|\d+(\.\d+)?\s*(mm|cm|m|kg|g|L|ml|ℓ|톤|인치)(?![A-Za-z])"),
     PARTY: re.compile(r"협력사|당사|고객|점포|담당|MD|팀|부담|분담|씩|대표|본인|센터"),
     PROCEDURE: re.compile(
@@ -69,6 +73,7 @@ ACCEPTED_VALUES = {
     PARTY: (PARTY,),
     MEASURE: (RATE, AMOUNT, QUANTITY, DURATION),
     SIZE: (SIZE,),
+    FREQUENCY: (FREQUENCY, DURATION, DATE),
 }
 
 # A limit on a value rather than the value: an answer only to a question about the limit.
@@ -85,10 +90,11 @@ _ASPECT_CUES = (
             "어떻게 처리")),
     (CONTACT, ("연락처", "전화번호", "번호 알려", "전화", "이메일", "메일 주소", "어떻게 알려", "어떻게 연락")),
     (RATE, ("할인율", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
+    (FREQUENCY, ("얼마나 자주", "얼마마다", "며칠마다", "몇 번씩", "몇 달마다", "몇 주마다", "주기가", "주기는")),
     (DURATION, ("몇 시간",)),
     (TIME, ("몇 시", "몇시")),
     (DURATION, ("언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에", "몇 시간 안",
-                "얼마마다", "며칠마다", "몇 주", "몇 달", "몇 개월")),
+                "몇 주", "몇 달", "몇 개월")),
     (DATE, ("언제", "며칠", "몇 일", "무슨 요일")),
     (QUANTITY, ("몇 개", "몇 박스", "몇개", "몇 팔레트", "몇 도", "몇 번", "몇 회", "몇 명", "몇 건", "몇 장")),
     (MEASURE, ("얼마나",)),
@@ -123,7 +129,10 @@ _ASPECT_WORDS = korean_text.word_set(
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
-_TIME_FAMILY, _AMOUNT_FAMILY = frozenset({DATE, TIME, DURATION}), frozenset({AMOUNT, RATE, MEASURE, QUANTITY})
+_TIME_FAMILY, _AMOUNT_FAMILY = (
+    frozenset({DATE, TIME, DURATION, FREQUENCY}),
+    frozenset({AMOUNT, RATE, MEASURE, QUANTITY}),
+)
 _ASPECT_WORD_FAMILIES = {
     **dict.fromkeys(korean_text.word_set("가격 금액 비용 요금 단가 수수료 값 금액은 비용은 수량"), _AMOUNT_FAMILY),
     **dict.fromkeys(korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일"), _TIME_FAMILY),
@@ -164,9 +173,9 @@ class QuestionFocus:
     # written with 는 that no evidence statement holds (`멈추는` is a verb, not a noun).
     optional: tuple[str, ...] = ()
     marked: tuple[str, ...] = ()  # subject words written with 는 (after a verb stem it makes an adnominal form)
-    # Subject words the morphological analyser reads as verb or adjective forms (`받고`, `세우면`); required only
-    # when the evidence holds them as words (a brand it does not know can look like a verb: 고운들).
-    verb_forms: tuple[str, ...] = ()
+    # Subject words the morphological analyser reads as no noun (`받고`, `자주`, `하나에`); required only when the
+    # evidence holds them as words (a brand it does not know can look like a verb: 고운들).
+    non_nouns: tuple[str, ...] = ()
     phrase: tuple[str, ...] = ()  # the question's words, verb forms included (`틀리면`, `남아야`), in order
     counter: tuple[str, ...] = ()  # "몇 명" → ("명",): a statement counting in that unit is the closer one
     asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
@@ -191,6 +200,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             text = text.replace(name, " ")
     cued = _cued_aspect(text)
     aspect = cued[0] if cued else None
+    if aspect in (AMOUNT, MEASURE) and any(noun in text for noun in _MEASURE_NOUNS):
+        aspect = QUANTITY  # "무게는 얼마까지": a weight, not a price
     words: list[str] = []
     subject: list[str] = []
     optional: list[str] = []
@@ -202,8 +213,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     text = _FRACTION_RE.sub(" ", text)
     written = korean_text.words(text)
     raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
-    analysed_verb_forms = morphology.verb_forms(text)
-    verb_forms: list[str] = []
+    analysed_non_nouns = morphology.non_nouns(text)
+    non_nouns: list[str] = []
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -227,8 +238,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
-        if written[index] in analysed_verb_forms:
-            verb_forms.append(stem)
+        if written[index] in analysed_non_nouns:
+            non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
         elif noun != word and noun.endswith("는") and len(word) >= 2:
@@ -243,7 +254,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_bound=asks_bound,
         optional=tuple(dict.fromkeys(optional)),
         marked=tuple(dict.fromkeys(marked)),
-        verb_forms=tuple(dict.fromkeys(verb_forms)),
+        non_nouns=tuple(dict.fromkeys(non_nouns)),
         phrase=tuple(phrase),
         counter=_COUNTER_VARIANTS.get(counter[1], ()) if counter else (),
         asks_deadline=aspect in _TIME_FAMILY and "까지" in text,
@@ -254,6 +265,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     )
 
 
+_MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "폭", "용량", "온도")
 _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
 
 

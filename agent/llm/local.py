@@ -299,21 +299,21 @@ _RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월�
 
 
 def _required_words(focus: QuestionFocus, statements: list[Statement], own: QuestionFocus | None) -> tuple[str, ...]:
-    """The subject words a statement must name. Verb forms are never required (by rule, or by the analyser
-    unless the evidence holds the word); a word written with 는 that no statement of the evidence holds is most
+    """The subject words a statement must name. Verb forms are never required, nor words the analyser reads as no
+    noun unless the evidence holds the word; a word written with 는 that no statement of the evidence holds is most
     likely a verb form too (`멈추는`). In a
     follow-up, what the vendor's own words add is required and the topic carried over is not."""
     vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
     optional = set(focus.optional) | set(own.optional if own else ())
     marked = set(focus.marked) | set(own.marked if own else ())
-    verb_forms = set(focus.verb_forms) | set(own.verb_forms if own else ())
-    if verb_forms:
+    non_nouns = set(focus.non_nouns) | set(own.non_nouns if own else ())
+    if non_nouns:
         evidence_words = {
             korean_text.strip_particle(word)
             for statement in statements
             for word in korean_text.words(f"{statement.text} {statement.context}")
         }
-        optional |= verb_forms - evidence_words
+        optional |= non_nouns - evidence_words
     words = focus.subject
     if own is not None and own.subject:
         words = tuple(word for word in own.subject if word in focus.subject) or own.subject

@@ -1,10 +1,11 @@
-"""Which words of a question are verb or adjective forms, read by a morphological analyser (kiwipiepy).
+"""Which words of a question are no nouns, read by a morphological analyser (kiwipiepy).
 
 The local answerer requires a statement to name the question's subject words. Rules on word endings
-(`korean_text`, `focus`) miss verb forms they were not written for (`받고`, `들어와요`, `나왔어요`, `세우면`), and a
-verb required as a subject word makes a statement that answers look like one about another subject. The
-analyser reads each word in its sentence: a word whose first morpheme is a verb, adjective or auxiliary stem is a
-verb form. A noun with a 하다/되다 ending (`단종하려면`) starts with its noun and is not one.
+(`korean_text`, `focus`) miss verb forms they were not written for (`받고`, `들어와요`, `나왔어요`), adverbs (`자주`,
+`잘못`) and numerals (`하나에`), and such a word required as a subject word makes a statement that answers look
+like one about another subject. The analyser reads each word in its sentence: a word whose first morpheme is a
+verb, adjective or auxiliary stem, an adverb, a numeral or a determiner is no noun. A noun with a 하다/되다 ending
+(`단종하려면`) starts with its noun and is one.
 
 Kiwi's model takes ~4–8 s to load and ~500 MB of memory (docs/agent.md), so it is loaded once per process, on the
 first question the local answerer reads — only the process that answers with it pays for it.
@@ -14,9 +15,9 @@ import re
 import threading
 from functools import lru_cache
 
-# Verb (VV), adjective (VA), auxiliary (VX) and negative copula (VCN) stems; kiwi marks regular and irregular
-# conjugations with -R / -I.
-_PREDICATE_TAG_RE = re.compile(r"^(VV|VA|VX|VCN)(-[RI])?$")
+# Verb (VV), adjective (VA), auxiliary (VX) and negative copula (VCN) stems — kiwi marks regular and irregular
+# conjugations with -R / -I —, adverbs (MAG, MAJ), numerals (NR), determiners (MM) and interjections (IC).
+_NOT_NOUN_TAG_RE = re.compile(r"^(VV|VA|VX|VCN)(-[RI])?$|^(MAG|MAJ|NR|MM|IC)$")
 _WORD_RE = re.compile(r"[0-9A-Za-z가-힣]+")
 
 _analyser = None
@@ -35,9 +36,9 @@ def _kiwi():
 
 
 @lru_cache(maxsize=8192)
-def verb_forms(text: str) -> frozenset[str]:
-    """The words of ``text`` (runs of Hangul, Latin letters and digits, as `korean_text.words` reads them) whose
-    first morpheme is a verb or adjective stem: "발주 받고 몇 시간 안에 해야 해요?" → {받고, 해야, 해요}."""
+def non_nouns(text: str) -> frozenset[str]:
+    """The Hangul words of ``text`` (runs of Hangul, Latin letters and digits, as `korean_text.words` reads them)
+    whose first morpheme is no noun: "재고 실사는 얼마나 자주 받고 해요?" → {얼마나, 자주, 받고, 해요}."""
     if not _WORD_RE.search(text):
         return frozenset()
     starts: dict[int, str] = {}
@@ -46,5 +47,5 @@ def verb_forms(text: str) -> frozenset[str]:
     return frozenset(
         match[0]
         for match in _WORD_RE.finditer(text)
-        if _PREDICATE_TAG_RE.match(starts.get(match.start(), "")) and "가" <= match[0][0] <= "힣"
+        if _NOT_NOUN_TAG_RE.match(starts.get(match.start(), "")) and "가" <= match[0][0] <= "힣"
     )

@@ -427,3 +427,19 @@ def test_a_weekday_question_is_answered_by_the_days_of_the_week():
         "평일 오후 3시 주문분까지 당일 출고합니다.\n배송은 주 3회 (월·수·금) 진행합니다."
     )
     assert answer_sentences("배송 요일이 언제예요?", [result]) == ["배송은 주 3회 (월·수·금) 진행합니다."]
+
+
+def test_how_often_is_answered_by_a_frequency_and_a_weight_by_a_quantity_not_a_price():
+    """`얼마나 자주` asks how often (`반기마다`); `무게는 얼마까지` asks a weight (`1톤`), not money. The adverb `자주`
+    and the numeral `하나에` are no subject words a statement must repeat."""
+    survey = (
+        "[1] (FAQ · 재고 실사는 언제 하나요?)\n질문: 재고 실사는 언제 하나요?\n답변: 재고 실사는 반기마다 진행됩니다."
+    )
+    pallet = (
+        "[1] (FAQ · 팔레트 적재 기준이 있나요?)\n질문: 팔레트 적재 기준이 있나요?\n"
+        "답변: 팔레트 1개당 중량은 1톤 이하로 적재해 주세요. 팔레트 임대료는 장당 5,000원입니다."
+    )
+    assert answer_sentences("재고 실사는 얼마나 자주 해요?", [survey]) == ["재고 실사는 반기마다 진행됩니다."]
+    assert answer_sentences("팔레트 하나에 무게는 얼마까지 실을 수 있어요?", [pallet]) == [
+        "팔레트 1개당 중량은 1톤 이하로 적재해 주세요."
+    ]
