@@ -35,6 +35,12 @@ def _kiwi():
     return _analyser
 
 
+def analyser_load() -> None:
+    """Load the analyser now rather than on the first question (a server that must answer its first request
+    within a client's timeout)."""
+    _kiwi()
+
+
 @lru_cache(maxsize=8192)
 def non_nouns(text: str) -> frozenset[str]:
     """The Hangul words of ``text`` (runs of Hangul, Latin letters and digits, as `korean_text.words` reads them)
