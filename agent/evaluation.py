@@ -188,6 +188,7 @@ def _evaluate_case(number: int, case: dict, provider) -> CaseResult:
         check = verify_draft(
             trace.final_text,
             evidence=evidence_texts,
+            record_evidence=[item.text for _, item in trace.evidence if item.source_kind == "record"],
             known_brands=names.brands,
             counterpart_names=names.counterpart,
             other_vendor_names=names.other_vendors,

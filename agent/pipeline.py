@@ -218,6 +218,7 @@ class _Composer:
             result = verify_draft(
                 draft,
                 evidence=evidence,
+                record_evidence=[item.text for _, item in self.trace.evidence if item.source_kind == "record"],
                 known_brands=names.brands,
                 counterpart_names=names.counterpart,
                 other_vendor_names=names.other_vendors,

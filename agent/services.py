@@ -454,6 +454,7 @@ def staff_text_verify(*, question: Question, run: AnswerRun, text: str) -> list[
     result = verify_draft(
         text,
         evidence=list(run.evidence.values_list("text", flat=True)),
+        record_evidence=list(run.evidence.filter(source_kind="record").values_list("text", flat=True)),
         known_brands=names.brands,
         counterpart_names=names.counterpart,
         other_vendor_names=names.other_vendors,

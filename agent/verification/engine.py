@@ -131,6 +131,7 @@ def verify_draft(
     settings: VerificationSettings = DEFAULT_SETTINGS,
     question: str = "",
     counterpart_brands: Iterable[str] = (),
+    record_evidence: Iterable[str] = (),
 ) -> VerificationResult:
     """Check ``draft`` against ``evidence`` and return its violations and the text that is safe to send.
 
@@ -139,6 +140,10 @@ def verify_draft(
 
     ``counterpart_brands`` are the brands the counterpart's products carry (among ``known_brands``): a word one
     syllable off one of them is a misspelling anywhere in the draft, the evidence holding the brand or not.
+
+    ``record_evidence``: the passages of ``evidence`` that are the counterpart's own records. A draft sentence
+    that is one of their sentences word for word states what the record says ("… 2026-11-10에 계좌 이체로 지급
+    완료했습니다"), so its completed-action words are the record's fact, not a claim of something the agent did.
 
     Name sets may be passed as ``NameIndex`` objects (built once by the caller) or as iterables, which
     are indexed once and cached by their contents.
@@ -220,6 +225,8 @@ def verify_draft(
             if claim.kind not in confirmed
         ),
     ]
+    sentences = split_sentences(draft)
+    violations = _without_quoted_record_claims(violations, sentences, record_evidence)
     rulings: tuple[JudgeRuling, ...] = ()
     if judge is not None:
         # The judge sees, and may quote, the evidence less what it states only about a masked vendor (hook).
@@ -228,13 +235,35 @@ def verify_draft(
         violations = [violation for violation in violations if id(violation) not in cleared]
     violations.sort(key=lambda violation: (violation.span, violation.kind))
 
-    sentences = split_sentences(draft)
     return VerificationResult(
         violations=tuple(violations),
         clean_text=text_without(draft, sentences, _sentences_holding(violations, sentences)),
         quantities=quantities,
         judge_rulings=rulings,
     )
+
+
+def _without_quoted_record_claims(
+    violations: list[Violation], sentences: list[Sentence], record_evidence: Iterable[str]
+) -> list[Violation]:
+    """``violations`` less the action claims whose whole draft sentence is a sentence of a record passage."""
+    claims = [violation for violation in violations if violation.kind == ViolationKind.ACTION_CLAIM]
+    if not claims:
+        return violations
+    record_sentences = {_compact(sentence.text) for passage in record_evidence for sentence in split_sentences(passage)}
+    if not record_sentences:
+        return violations
+    quoted = set()
+    for claim in claims:
+        start, end = claim.span
+        holding = [sentence for sentence in sentences if sentence.start <= start and end <= sentence.end]
+        if holding and _compact(holding[0].text) in record_sentences:
+            quoted.add(id(claim))
+    return [violation for violation in violations if id(violation) not in quoted]
+
+
+def _compact(text: str) -> str:
+    return "".join(text.split())
 
 
 def _sentences_holding(violations: list[Violation], sentences: list[Sentence]) -> set[int]:
