@@ -188,10 +188,13 @@ def _evaluate_case(number: int, case: dict, provider) -> CaseResult:
         check = verify_draft(
             trace.final_text,
             evidence=evidence_texts,
+            record_evidence=[item.text for _, item in trace.evidence if item.source_kind == "record"],
             known_brands=names.brands,
             counterpart_names=names.counterpart,
             other_vendor_names=names.other_vendors,
             confirmed_actions=trace.confirmed_actions,
+            question=case["question"],
+            counterpart_brands=names.counterpart_brands,
         )
         result.delivered_violations = [v.as_dict() for v in check.violations]
         result.defects = answer_defects(trace.final_text)

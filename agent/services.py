@@ -454,11 +454,13 @@ def staff_text_verify(*, question: Question, run: AnswerRun, text: str) -> list[
     result = verify_draft(
         text,
         evidence=list(run.evidence.values_list("text", flat=True)),
+        record_evidence=list(run.evidence.filter(source_kind="record").values_list("text", flat=True)),
         known_brands=names.brands,
         counterpart_names=names.counterpart,
         other_vendor_names=names.other_vendors,
         confirmed_actions=run.confirmed_actions,
         question=question.text,
+        counterpart_brands=names.counterpart_brands,
     )
     _, asked_back = remove_questions_back(text)
     return [v.as_dict() for v in result.violations] + [{"kind": "asks_back", "text": t} for t in asked_back]

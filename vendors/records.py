@@ -2,7 +2,9 @@
 
 Search runs on `search_text`, a derived column (NFKC, lower case) every writer here keeps in sync, and filters by
 the vendor in the same SQL as the match:
-1. exact pass — rows of the vendor in which a query token is a substring, scored by the share of tokens found.
+1. exact pass — rows of the vendor in which a query token is a substring, scored by the share of tokens found;
+   another word for the token's subject (`agent.knowledge.synonyms`: 대금 → 결제) counts 0.85 of one, so
+   "대금은 매달 며칠에 들어와요?" finds the contract whose terms read "결제 조건은 …".
    Two-syllable Korean words (`단가`, `정산`) have no trigram to look up, so this pass reads the vendor's rows
    through the vendor index and tests them with LIKE (cheap per row); PostgreSQL may use the pg_trgm GIN index
    for tokens of three or more characters when that is cheaper.
@@ -29,6 +31,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agent.knowledge.synonyms import subject_variants
 from agent.knowledge.types import EvidenceItem
 from agent.verification.korean import EndingStripper
 from config.db import analyze_after_bulk_write
@@ -189,6 +192,16 @@ def _like_pattern(token: str) -> str:
     return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+_SYNONYM_SCORE = 0.85
+_MIN_SYNONYM_LENGTH = 2  # a one-syllable word for the subject (돈) is inside too many others
+
+
+def _synonyms(token: str) -> list[str]:
+    """The other words for the subject ``token`` names (agent.knowledge.synonyms), longest first."""
+    variants = subject_variants(token) - {token}
+    return sorted((word for word in variants if len(word) >= _MIN_SYNONYM_LENGTH), key=lambda word: (-len(word), word))
+
+
 def _search_pass(
     model, *, vendor_id: int, tokens: list[str], similar_tokens: list[str], limit: int, window: tuple
 ) -> list:
@@ -197,7 +210,16 @@ def _search_pass(
     scores, score_params, candidates, candidate_params = [], [], [], []
     for token in tokens:
         pattern = _like_pattern(token)
-        if token in similar_tokens:
+        synonyms = _synonyms(token)
+        if synonyms and not similar_tokens:
+            # The record may write the subject another way (대금 → "결제 조건은 …"): found, but worth a little less.
+            other = " OR ".join([_LIKE] * len(synonyms))
+            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 WHEN ({other}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
+            synonym_patterns = [_like_pattern(synonym) for synonym in synonyms]
+            score_params += [pattern, *synonym_patterns]
+            candidates += [_LIKE] * (1 + len(synonyms))
+            candidate_params += [pattern, *synonym_patterns]
+        elif token in similar_tokens:
             scores.append(
                 f"CASE WHEN {_LIKE} THEN 1.0 WHEN {_SIMILAR} THEN word_similarity(%s, t.search_text) ELSE 0.0 END"
             )
@@ -324,6 +346,18 @@ def brand_names_all() -> list[str]:
     """Every known brand name and alias (for brand checks that must know brands beyond one answer's evidence)."""
     names: list[str] = []
     for name, aliases in Brand.objects.values_list("name", "aliases"):
+        names.append(name)
+        names.extend(aliases)
+    return names
+
+
+def brand_names_of_vendor(vendor) -> list[str]:
+    """Names and aliases of the brands `vendor`'s current products carry: its own catalogue's brands."""
+    brands = Brand.objects.filter(
+        pk__in=Product.objects.current().filter(vendor_id=vendor.pk, brand__isnull=False).values("brand_id")
+    )
+    names: list[str] = []
+    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
         names.append(name)
         names.extend(aliases)
     return names

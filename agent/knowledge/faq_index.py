@@ -22,6 +22,7 @@ answer, category and source, seed 001). The collection name includes the embedde
 embedding provider starts a new collection that `rebuild_faq_index` fills.
 """
 
+import atexit
 import contextlib
 import fcntl
 import hashlib
@@ -129,6 +130,10 @@ def faq_index_client():
         _state.client, _state.config, _state.pid = client, config, os.getpid()
         if config[0] == "local":
             _owner_claim(config[1])
+        # Closed while the interpreter still works: a local client left to its finaliser prints a traceback at
+        # exit (its close imports modules) and keeps the folder's lock files until the process is gone.
+        atexit.unregister(faq_index_reset)
+        atexit.register(faq_index_reset)
         return client
 
 

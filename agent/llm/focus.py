@@ -6,7 +6,8 @@ so both are read from the question in code:
 - **aspect** — from question words and aspect nouns: `언제 / 며칠 / -일` → a date, `몇 시` → a time, `기간 / 기한 /
   언제까지 / 며칠 안에` → a duration or deadline, `얼마 / 가격 / 단가 / -비` → an amount, `할인율 / 몇 % / -율` → a
   rate, `어떻게 하 / 방법 / 절차` → a procedure, `어디 / 위치 / 주소` → a place, `연락처 / 번호` → a contact,
-  `몇 개 / 수량` → a quantity, `되나요 / 가능` → a condition; none of these → no particular aspect.
+  `몇 개 / 수량` (and `얼마` with `무게 / 높이 / 온도`) → a quantity, `규격 / 크기` → a size, `얼마나 자주 / 얼마마다 /
+  주기는` → a frequency, `되나요 / 가능` → a condition; none of these → no particular aspect.
 - **subject** — the question's content words without the aspect words, question words, filler (`지금`, `진행 중인`,
   `저희`, `좀`) and action nouns (`접수`, `신청`: how something is done, not what); a compound ending in an aspect
   syllable gives its stem (`정산일` → 정산, `할인율` → 할인).
@@ -18,12 +19,15 @@ ones to use once merged).
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
-from agent.llm import korean_text
+from agent.llm import korean_text, morphology
 
 DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY = "date", "time", "duration", "amount", "rate", "quantity"
 PROCEDURE, PLACE, CONTACT, CONDITION, PARTY = "procedure", "place", "contact", "condition", "party"
 MEASURE = "measure"  # "얼마나 남아야": some measure — a share, an amount, a count or a duration
+SIZE = "size"  # "규격 / 크기": dimensions, a weight or a volume
+FREQUENCY = "frequency"  # "얼마나 자주 / 얼마마다": how often — 분기마다, 주 3회, 매월
 
 _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
@@ -41,6 +45,10 @@ VALUE_PATTERNS = {
     AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(만\s*)?원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
     QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
+    FREQUENCY: re.compile(
+        r"[가-힣\d]+마다|매일|매주|매월|매달|매년|반기|분기|[연월주일]\s*\d+\s*회|\d+\s*(일|주|개월|년)에\s*(한|\d+)\s*번"
+    ),
+    SIZE: re.compile(r"\d+(\.\d+)?\s*[×xX*]\s*\d+|\d+(\.\d+)?\s*(mm|cm|m|kg|g|L|ml|ℓ|톤|인치)(?![A-Za-z])"),
     PARTY: re.compile(r"협력사|당사|고객|점포|담당|MD|팀|부담|분담|씩|대표|본인|센터"),
     PROCEDURE: re.compile(
         r"\[[^\]]+\]|>|하면|하시면|누르|눌러|통해|으로 신청|에서 신청|등록|제출|신청|요청|입력|순서|승인|"
@@ -64,6 +72,8 @@ ACCEPTED_VALUES = {
     CONDITION: (),  # whether something holds: any statement about the subject answers it
     PARTY: (PARTY,),
     MEASURE: (RATE, AMOUNT, QUANTITY, DURATION),
+    SIZE: (SIZE,),
+    FREQUENCY: (FREQUENCY, DURATION, DATE),
 }
 
 # A limit on a value rather than the value: an answer only to a question about the limit.
@@ -80,10 +90,11 @@ _ASPECT_CUES = (
             "어떻게 처리")),
     (CONTACT, ("연락처", "전화번호", "번호 알려", "전화", "이메일", "메일 주소", "어떻게 알려", "어떻게 연락")),
     (RATE, ("할인율", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
+    (FREQUENCY, ("얼마나 자주", "얼마마다", "며칠마다", "몇 번씩", "몇 달마다", "몇 주마다", "주기가", "주기는")),
     (DURATION, ("몇 시간",)),
     (TIME, ("몇 시", "몇시")),
     (DURATION, ("언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에", "몇 시간 안",
-                "얼마마다", "며칠마다", "몇 주", "몇 달", "몇 개월")),
+                "몇 주", "몇 달", "몇 개월")),
     (DATE, ("언제", "며칠", "몇 일", "무슨 요일")),
     (QUANTITY, ("몇 개", "몇 박스", "몇개", "몇 팔레트", "몇 도", "몇 번", "몇 회", "몇 명", "몇 건", "몇 장")),
     (MEASURE, ("얼마나",)),
@@ -96,6 +107,7 @@ _ASPECT_CUES = (
     (DURATION, ("기간", "기한", "마감", "유효")),
     (TIME, ("시간",)),
     (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일")),
+    (SIZE, ("규격", "크기", "사이즈", "치수")),
     (QUANTITY, ("수량", "높이", "무게")),
     (AMOUNT, ("가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
     (PLACE, ("위치", "주소", "장소")),
@@ -113,11 +125,14 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
-_TIME_FAMILY, _AMOUNT_FAMILY = frozenset({DATE, TIME, DURATION}), frozenset({AMOUNT, RATE, MEASURE, QUANTITY})
+_TIME_FAMILY, _AMOUNT_FAMILY = (
+    frozenset({DATE, TIME, DURATION, FREQUENCY}),
+    frozenset({AMOUNT, RATE, MEASURE, QUANTITY}),
+)
 _ASPECT_WORD_FAMILIES = {
     **dict.fromkeys(korean_text.word_set("가격 금액 비용 요금 단가 수수료 값 금액은 비용은 수량"), _AMOUNT_FAMILY),
     **dict.fromkeys(korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일"), _TIME_FAMILY),
@@ -146,15 +161,6 @@ _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라�
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
 _ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가")
 _NOUNS_NOT_SPLIT = korean_text.word_set("영업일 공휴일 요일 평일 휴일 말일 단가 원가 정가 특가 평가 추가 물가 할인가")
-# One subject, several words for it: a question about 물건값 is answered by a sentence about 대금.
-SUBJECT_SYNONYMS = (
-    frozenset({"대금", "물건값", "물품대금", "결제", "지급", "정산", "돈", "입금", "송금"}),
-    frozenset({"행사", "프로모션", "기획전", "특가"}),
-    frozenset({"반품", "회수"}),
-    frozenset({"발주", "주문"}),
-    frozenset({"납품", "공급"}),
-    frozenset({"물류센터", "센터"}),
-)
 
 
 @dataclass(frozen=True)
@@ -167,11 +173,16 @@ class QuestionFocus:
     # written with 는 that no evidence statement holds (`멈추는` is a verb, not a noun).
     optional: tuple[str, ...] = ()
     marked: tuple[str, ...] = ()  # subject words written with 는 (after a verb stem it makes an adnominal form)
+    # Subject words the morphological analyser reads as no noun (`받고`, `자주`, `하나에`); required only when the
+    # evidence holds them as words (a brand it does not know can look like a verb: 고운들).
+    non_nouns: tuple[str, ...] = ()
     phrase: tuple[str, ...] = ()  # the question's words, verb forms included (`틀리면`, `남아야`), in order
     counter: tuple[str, ...] = ()  # "몇 명" → ("명",): a statement counting in that unit is the closer one
     asks_deadline: bool = False  # "언제까지": a statement with "까지" is the closer one
     aspect_cued: bool = False  # a cue decided the aspect (also "no value in particular": "…면요?")
     relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
+    recurring: bool = False  # "매달 며칠", "매주 무슨 요일": a value that recurs, not one occurrence's
+    asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -187,15 +198,23 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
-    cued = next(((aspect,) for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), ())
+    cued = _cued_aspect(text)
     aspect = cued[0] if cued else None
+    if aspect in (AMOUNT, MEASURE) and any(noun in text for noun in _MEASURE_NOUNS):
+        aspect = QUANTITY  # "무게는 얼마까지": a weight, not a price
     words: list[str] = []
     subject: list[str] = []
     optional: list[str] = []
     marked: list[str] = []
     phrase: list[str] = []
     # "재고는요?", "냉장은요?": the polite 요 after a particle ends a noun, not a verb.
-    raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in korean_text.words(text)]
+    # A fraction with its counter (`1/2면`) is one qualifier, not the numbers 1 and 2면.
+    fractions = [korean_text.strip_particle(match[0]) for match in _FRACTION_RE.finditer(text)]
+    text = _FRACTION_RE.sub(" ", text)
+    written = korean_text.words(text)
+    raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
+    analysed_non_nouns = morphology.non_nouns(text)
+    non_nouns: list[str] = []
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -219,11 +238,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
+        if written[index] in analysed_non_nouns:
+            non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
         elif noun != word and noun.endswith("는") and len(word) >= 2:
             marked.append(stem)
-    words = list(dict.fromkeys(words))
+    words = list(dict.fromkeys([*words, *fractions]))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
     counter = _COUNTER_RE.search(text)
     return QuestionFocus(
@@ -233,12 +254,34 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_bound=asks_bound,
         optional=tuple(dict.fromkeys(optional)),
         marked=tuple(dict.fromkeys(marked)),
+        non_nouns=tuple(dict.fromkeys(non_nouns)),
         phrase=tuple(phrase),
         counter=_COUNTER_VARIANTS.get(counter[1], ()) if counter else (),
         asks_deadline=aspect in _TIME_FAMILY and "까지" in text,
         aspect_cued=bool(cued),
         relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
+        recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
+        asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
     )
+
+
+_MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "폭", "용량", "온도")
+_FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
+
+
+_RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "매번")
+
+
+def _cued_aspect(text: str) -> tuple[str | None, ...]:
+    """(the aspect,) of the first cue found in ``text``, () when none is."""
+    return next(((aspect,) for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), ())
+
+
+@lru_cache(maxsize=4096)
+def asked_aspect(question: str) -> str | None:
+    """The aspect a question asks (an FAQ entry's question: "납품 차량 주차는 어디에 하나요?" asks a place)."""
+    cued = _cued_aspect(" ".join(question.split()))
+    return cued[0] if cued else None
 
 
 _RELATION_RE = re.compile(r"(?P<word>[가-힣]{2,})\s+(?P<relation>이전|이후|전|후)(?:에는|에|엔|는)?(?![가-힣])")
@@ -300,12 +343,3 @@ _MONEY_STEMS = korean_text.word_set("정산 지급 결제 입금 송금 대금 �
 
 def holds_value(text: str, kinds: tuple[str, ...]) -> bool:
     return any(VALUE_PATTERNS[kind].search(text) for kind in kinds)
-
-
-def subject_variants(word: str) -> frozenset[str]:
-    """The word and the other words this domain uses for the same subject, lower case (statements are compared
-    in lower case: `POS`, `EDI`)."""
-    for group in SUBJECT_SYNONYMS:
-        if word in group:
-            return group
-    return frozenset({word.lower()})

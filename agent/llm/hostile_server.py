@@ -24,6 +24,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agent.llm import morphology
 from agent.llm.base import PURPOSE_REWRITE, ToolSpec
 from agent.llm.fake_server import FakeOpenAIServer, FakeResponse, chat_completion_body
 from agent.llm.local import LocalAnswerer
@@ -228,6 +229,10 @@ class HostileOpenAIServer(FakeOpenAIServer):
     def __init__(self):
         super().__init__()
         self.model = HostileModel()
+        # Like a model server loading its weights before it serves: the local composition the cooperative mode
+        # copies reads questions with the morphological analyser, whose first load (seconds on a loaded machine)
+        # would otherwise fall inside the first request's timeout.
+        morphology.analyser_load()
 
     def play(self, case: HostileCase) -> None:
         """Start a case: its behaviour from now on, and nothing planted or requested yet."""

@@ -1,8 +1,9 @@
 """Light, deterministic Korean word handling for the local answerer and the follow-up rewrite rule.
 
-No morphological analyser (kiwipiepy costs ~530 MB per process): words are runs of Hangul, Latin letters
-and digits; one trailing particle is stripped when a stem of two syllables remains and the word does not end
-with a noun whose last syllable only looks like a particle (단가, 재고, 문의).
+Rules, no analyser: words are runs of Hangul, Latin letters and digits; one trailing particle is stripped when a
+stem of two syllables remains and the word does not end with a noun whose last syllable only looks like a particle
+(단가, 재고, 문의). The one thing the local answerer asks a morphological analyser is which question words are
+no nouns (`morphology.py`).
 """
 
 import re

@@ -16,14 +16,19 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from agent.knowledge.passages import heading_only
+from agent.knowledge.synonyms import subject_variants
 from agent.llm import korean_text
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
 from agent.llm.focus import (
     BOUND_WORDS,
+    CONTACT,
+    PARTY,
+    PLACE,
+    PROCEDURE,
     QuestionFocus,
+    asked_aspect,
     holds_value,
     question_focus,
-    subject_variants,
     with_aspect_of,
 )
 from agent.llm.prompts import (
@@ -209,6 +214,14 @@ def answer_sentences(
     ]
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
+    # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
+    # statement about the topic without it answers the question before.
+    added_numbers = tuple(
+        word
+        for word in (own.words if own else ())
+        if any(ch.isdigit() for ch in word)
+        and any(form in _compact(f"{s.text} {s.context}") for s in statements for form in _qualifier_forms(word))
+    )
     # Bigrams of the words and across them ("확정 후" is closer to "확정 후에는" than to "확정 전이라면").
     joined = "".join(focus.phrase).lower()
     question_bigrams = korean_text.char_bigrams(list(focus.words)) | {
@@ -217,7 +230,7 @@ def answer_sentences(
     best_by_text: dict[str, tuple] = {}
     for statement in statements:
         judged = _answer_score(statement, focus, question_bigrams, required)
-        if judged is None:
+        if judged is None or not _names_all(statement, added_numbers):
             continue
         # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that
         # answers best, with its context, stands for it.
@@ -268,6 +281,10 @@ _FACT_PENALTY = 0.1
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
+_FAQ_SAME_ASPECT_BONUS = 0.8
+# Aspects whose value patterns are loose (a place is "센터" or "에서", a procedure "요청"): which kind of thing an FAQ
+# entry asks for tells more than the pattern. A time, an amount or a rate has a shape of its own.
+_LOOSE_VALUE_ASPECTS = frozenset({PLACE, PROCEDURE, PARTY, CONTACT})
 _RECORD_MARGIN = 1.0
 _FULL_SHARE = 0.9
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
@@ -276,15 +293,27 @@ _SYNONYM_WEIGHT = 0.85
 _RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
 _OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
 _DEADLINE_BONUS = 0.3
+_RECURRING_BONUS = 0.3
+_WEEKDAY_RE = re.compile(r"[월화수목금토일]요일|[월화수목금토일]\s*[·,/]\s*[월화수목금토일]")
+_RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월말|말일|[월화수목금토일]요일|주\s*\d\s*회|마다")
 
 
 def _required_words(focus: QuestionFocus, statements: list[Statement], own: QuestionFocus | None) -> tuple[str, ...]:
-    """The subject words a statement must name. Verb forms are never required; a word written with 는 that no
-    statement of the evidence holds is most likely a verb form too (`멈추는`). In a
+    """The subject words a statement must name. Verb forms are never required, nor words the analyser reads as no
+    noun unless the evidence holds the word; a word written with 는 that no statement of the evidence holds is most
+    likely a verb form too (`멈추는`). In a
     follow-up, what the vendor's own words add is required and the topic carried over is not."""
     vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
     optional = set(focus.optional) | set(own.optional if own else ())
     marked = set(focus.marked) | set(own.marked if own else ())
+    non_nouns = set(focus.non_nouns) | set(own.non_nouns if own else ())
+    if non_nouns:
+        evidence_words = {
+            korean_text.strip_particle(word)
+            for statement in statements
+            for word in korean_text.words(f"{statement.text} {statement.context}")
+        }
+        optional |= non_nouns - evidence_words
     words = focus.subject
     if own is not None and own.subject:
         words = tuple(word for word in own.subject if word in focus.subject) or own.subject
@@ -302,7 +331,7 @@ def _answer_score(
     """(how well a statement answers, the share of the subject it names), or None when it does not answer:
     another subject, or no value of the asked kind."""
     own, context = _compact(statement.text), _compact(statement.context)
-    found = 0.0
+    found = named_fully = named_itself = 0.0
     matched, matched_required = 0, 0
     for word in focus.subject:
         variants = subject_variants(word)
@@ -310,10 +339,12 @@ def _answer_score(
         weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
         if any(variant in own for variant in variants):
             found, matched = found + weight * _OWN_WORD, matched + 1
+            named_fully, named_itself = named_fully + _OWN_WORD, named_itself + _OWN_WORD
         elif any(variant in context for variant in variants):
             # A record's heading names what the whole record is about; a section path or an FAQ question is
             # only near the sentence.
-            found += weight * (_OWN_WORD if statement.source == "record" else _CONTEXT_WORD)
+            nearness = _OWN_WORD if statement.source == "record" else _CONTEXT_WORD
+            found, named_fully = found + weight * nearness, named_fully + nearness
             matched += 1
         else:
             continue
@@ -327,15 +358,20 @@ def _answer_score(
         return None
     # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
     qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
-    found += sum(
+    qualified = sum(
         _OWN_WORD for word in qualifiers if any(form in own or form in context for form in _qualifier_forms(word))
     )
+    found, named_fully, named_itself = found + qualified, named_fully + qualified, named_itself + qualified
     other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
     named = sum(1 for word in other_words if word.lower() in own or word.lower() in context)
     if not focus.subject and not named:
         return None  # nothing of the question is in it: no subject to check, so no answer either
     weighed = len(focus.subject) + len(qualifiers)
     subject_share = found / weighed if weighed else 0.0
+    # How much of the subject it names, in any of its words: the vendor's own record writing 결제 for the 대금
+    # asked names the subject as fully as a policy writing 대금. For a value its record's heading counts; for other
+    # questions only the statement itself does (a settlement notice's 세금계산서 sentence is not about 대금).
+    named_share = (named_fully if focus.accepted_values else named_itself) / weighed if weighed else 0.0
     aspect_share = named / len(other_words) if other_words else 0.0
     text_grams = {own[index : index + 2] for index in range(len(own) - 1)} | {
         context[index : index + 2] for index in range(len(context) - 1)
@@ -347,6 +383,14 @@ def _answer_score(
         # is the curated answer to this very question.
         asked = sum(1 for word in other_words if word.lower() in context)
         score += _FAQ_QUESTION_WEIGHT * asked / len(other_words)
+    if (
+        statement.source == "faq"
+        and focus.aspect in _LOOSE_VALUE_ASPECTS
+        and asked_aspect(statement.context) == focus.aspect
+    ):
+        # An FAQ entry that asks for the same kind of thing ("… 주차는 어디에 하나요?" for "… 어디에 세우면 돼요?")
+        # answers it rather than one about the subject's procedure that happens to name a 센터.
+        score += _FAQ_SAME_ASPECT_BONUS
     if focus.accepted_values and holds_value(statement.text, focus.accepted_values[:1]):
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
@@ -360,10 +404,19 @@ def _answer_score(
             score -= _RELATION_PENALTY  # "확정 후" is not answered by what holds "확정 전"
     if focus.asks_deadline and "까지" in statement.text:
         score += _DEADLINE_BONUS  # "언제까지" is answered by a deadline, not by a duration beside it
-    return score - (_FACT_PENALTY if statement.is_fact else 0.0), subject_share
+    if focus.asks_weekday and _WEEKDAY_RE.search(statement.text):
+        score += _COUNTER_BONUS  # "배송 요일" is answered by "월·수·금", not by "평일 오후 3시"
+    if focus.recurring and _RECURRING_RE.search(statement.text):
+        score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
+    return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
 
 
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
+
+
+def _names_all(statement: Statement, numbers: tuple[str, ...]) -> bool:
+    text = _compact(f"{statement.text} {statement.context}")
+    return all(any(form in text for form in _qualifier_forms(number)) for number in numbers)
 
 
 def _qualifier_forms(word: str) -> tuple[str, ...]:

@@ -168,3 +168,37 @@ def test_the_pipeline_never_holds_an_answerable_question_for_want_of_a_sentence(
     result = ask("법인카드 한도가 얼마예요?")
 
     assert result["status"] == "no_evidence"
+
+
+def test_a_payment_day_question_in_other_words_reaches_the_vendors_contract_terms():
+    """`대금` is written `결제` in the contract: the records search relates the two, and the vendor's own terms win
+    over the shared settlement policy (다음 달 15일)."""
+    result = ask("대금은 매달 며칠에 들어와요?", room="(1020) 삼광산업")
+
+    assert any(item["source_kind"] == "record" and "결제 조건" in item["text"] for item in result["evidence"])
+    assert "익월 10일" in result["body"]
+    assert "15일" not in result["body"]
+
+
+def test_a_settlement_records_past_tense_sentence_is_delivered_not_flagged_as_an_action_claim():
+    """`… 지급 완료했습니다` is the vendor's settlement record word for word, not the agent claiming it paid."""
+    result = ask("10월 매입 정산 금액 얼마 나왔어요?", room="(1005) 한빛유통서비스")
+
+    assert result["status"] == "answered"
+    assert "36,950,000원" in result["body"]
+    assert not any(v["kind"] == "action_claim" for r in result["rounds"] for v in r["violations"])
+
+
+def test_a_verb_in_the_question_is_not_required_of_the_answer():
+    """`받고` is a verb form (read by the morphological analyser): the FAQ answer saying `발주 수신 후 24시간 이내`
+    answers, although it does not repeat the verb."""
+    result = ask("발주 확정은 발주 받고 몇 시간 안에 해야 해요?")
+
+    assert result["status"] == "answered"
+    assert "24시간" in result["body"]
+
+
+def test_a_number_a_follow_up_adds_is_what_it_asks_about():
+    result = ask("그럼 1/2면 광고비는요?", "전단 광고비는 얼마예요?")
+
+    assert "55만 원" in result["body"]

@@ -148,3 +148,39 @@ def test_a_folder_held_by_a_client_that_does_not_serve_fails_at_once_without_bui
     assert faq_index_vector_count() == 0  # free again: this process takes it
     assert faq_index_owner()["this_process"] is True
     assert faq_index._state.owner_server is not None
+
+
+EXIT_SCRIPT = """
+from agent.knowledge.faq_index import faq_index_client, faq_index_owner
+faq_index_client()
+print("owner", faq_index_owner()["this_process"], flush=True)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_that_opened_the_local_index_exits_cleanly(local_index):
+    """The local client is closed while the interpreter still works: left to its finaliser it printed an
+    ImportError traceback after every command that had searched the FAQ, and kept the folder's lock."""
+    database = connection.settings_dict
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PROJECT_DIR),
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+        "QDRANT_PATH": str(local_index),
+        "QDRANT_URL": "",
+        "FAQ_HYBRID_SEARCH": "false",
+    }
+    env.pop("PYTEST_XDIST_WORKER", None)
+    child = subprocess.run(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", EXIT_SCRIPT],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.strip() == "owner True"
+    assert "Traceback" not in child.stderr and "Exception ignored" not in child.stderr, child.stderr[-3000:]
+    assert faq_index_owner()["held"] is False  # the folder was released at exit

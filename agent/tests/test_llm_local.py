@@ -383,3 +383,63 @@ def test_rewrite_uses_the_most_recent_earlier_question_with_a_topic():
     reply = LocalAnswerer().chat(rewrite_messages("그럼 얼마야?", history), purpose="rewrite")
 
     assert reply.content == "하이패스 단말기 얼마야?"
+
+
+def test_a_verb_form_in_the_question_is_not_required_but_a_noun_is():
+    """`받고` is read as a verb by the morphological analyser: a sentence about 발주 확정 within 24 hours answers
+    without it; a sentence without 확정 (a noun of the question) still does not."""
+    result = (
+        "[1] (FAQ · 발주 확정은 어떻게 하나요?)\n질문: 발주 확정은 어떻게 하나요?\n"
+        "답변: 발주 수신 후 24시간 이내 확정해 주셔야 합니다.\n\n"
+        "[2] (FAQ · 발주 취소는 언제 되나요?)\n질문: 발주 취소는 언제 되나요?\n답변: 발주 후 12시간 이내 취소됩니다."
+    )
+    sentences = answer_sentences("발주 확정은 발주 받고 몇 시간 안에 해야 해요?", [result])
+
+    assert sentences == ["발주 수신 후 24시간 이내 확정해 주셔야 합니다."]
+    assert answer_sentences("발주 확정은 발주 받고 몇 시간 안에 해야 해요?", [result.split("\n\n")[1]]) == []
+
+
+def test_a_size_question_is_answered_by_dimensions_not_by_another_value():
+    result = (
+        "[1] (FAQ · 팔레트 적재 기준이 있나요?)\n질문: 팔레트 적재 기준이 있나요?\n"
+        "답변: 팔레트 적재 수량은 20박스까지입니다. 표준 팔레트(1100×1100)를 사용해야 합니다."
+    )
+    assert answer_sentences("팔레트 규격이 어떻게 되나요?", [result]) == ["표준 팔레트(1100×1100)를 사용해야 합니다."]
+
+
+def test_an_faq_entry_asking_for_the_same_kind_of_thing_answers_a_place_question():
+    """`어디에 세우면` asks for a place: the entry asking `어디에 하나요` answers, not the booking procedure that
+    happens to name a 센터."""
+    result = (
+        "[1] (FAQ · 납품 예약은 어떻게 하나요?)\n질문: 납품 예약은 어떻게 하나요?\n"
+        "답변: 파트너센터 [입고 예약] 메뉴에서 납품일과 차량 번호를 등록하시면 됩니다.\n\n"
+        "[2] (FAQ · 납품 차량 주차는 어디에 하나요?)\n질문: 납품 차량 주차는 어디에 하나요?\n"
+        "답변: 센터 정문 진입 후 오른쪽 대기 주차장에 주차해 주세요."
+    )
+    assert answer_sentences("납품 차량은 어디에 세우면 돼요?", [result]) == [
+        "센터 정문 진입 후 오른쪽 대기 주차장에 주차해 주세요."
+    ]
+
+
+def test_a_weekday_question_is_answered_by_the_days_of_the_week():
+    result = (
+        "[1] (거래처 기록 · 주문·배송 마감 안내)\n[공지] 주문·배송 마감 안내\n"
+        "평일 오후 3시 주문분까지 당일 출고합니다.\n배송은 주 3회 (월·수·금) 진행합니다."
+    )
+    assert answer_sentences("배송 요일이 언제예요?", [result]) == ["배송은 주 3회 (월·수·금) 진행합니다."]
+
+
+def test_how_often_is_answered_by_a_frequency_and_a_weight_by_a_quantity_not_a_price():
+    """`얼마나 자주` asks how often (`반기마다`); `무게는 얼마까지` asks a weight (`1톤`), not money. The adverb `자주`
+    and the numeral `하나에` are no subject words a statement must repeat."""
+    survey = (
+        "[1] (FAQ · 재고 실사는 언제 하나요?)\n질문: 재고 실사는 언제 하나요?\n답변: 재고 실사는 반기마다 진행됩니다."
+    )
+    pallet = (
+        "[1] (FAQ · 팔레트 적재 기준이 있나요?)\n질문: 팔레트 적재 기준이 있나요?\n"
+        "답변: 팔레트 1개당 중량은 1톤 이하로 적재해 주세요. 팔레트 임대료는 장당 5,000원입니다."
+    )
+    assert answer_sentences("재고 실사는 얼마나 자주 해요?", [survey]) == ["재고 실사는 반기마다 진행됩니다."]
+    assert answer_sentences("팔레트 하나에 무게는 얼마까지 실을 수 있어요?", [pallet]) == [
+        "팔레트 1개당 중량은 1톤 이하로 적재해 주세요."
+    ]

@@ -32,6 +32,7 @@ def verify(draft, *, confirmed=(), evidence=EVIDENCE, judge=None, settings=None,
         other_vendor_names=overrides.get("other_vendors", OTHER_VENDORS),
         confirmed_actions=confirmed,
         judge=judge,
+        record_evidence=overrides.get("record_evidence", ()),
         **({"settings": settings} if settings else {}),
     )
 
@@ -223,6 +224,34 @@ def test_confirmed_kinds_only_cover_themselves():
 
 def test_promise_is_not_a_claim():
     assert verify("제안서는 오늘 보내드리겠습니다.").violations == ()
+
+
+SETTLEMENT_RECORD = (
+    "[정산] 10월 정산 내역\n10월 매입 정산액은 36,950,000원이며 2026-11-10에 지급 완료했습니다.\n상태: 지급 완료"
+)
+
+
+def test_a_record_sentence_copied_word_for_word_is_the_records_fact_not_a_claim():
+    draft = "10월 매입 정산액은 36,950,000원이며 2026-11-10에 지급 완료했습니다."
+    evidence = [*EVIDENCE, SETTLEMENT_RECORD]
+
+    assert verify(draft, evidence=evidence, record_evidence=[SETTLEMENT_RECORD]).violations == ()
+    # The same words are a claim when nothing says they come from the vendor's own record.
+    assert [v.kind for v in verify(draft, evidence=evidence).violations] == ["action_claim"]
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "2026-11-10에 지급 완료했습니다.",  # a part of the record's sentence, standing alone
+        "10월 매입 정산액은 36,950,000원이며 2026-11-10에 지급 완료했습니다. 반품도 처리했습니다.",
+        "정산액 36,950,000원을 2026-11-10에 지급 완료했습니다.",  # the model's own words
+    ],
+)
+def test_claims_outside_a_record_sentence_are_still_violations(draft):
+    result = verify(draft, evidence=[*EVIDENCE, SETTLEMENT_RECORD], record_evidence=[SETTLEMENT_RECORD])
+
+    assert "action_claim" in [v.kind for v in result.violations]
 
 
 # --- clean text ---------------------------------------------------------------------------------------

@@ -373,9 +373,8 @@ def test_claim_nouns_begin_neither_each_other_nor_a_native_verb():
     for kind in claims.ActionKind:
         nouns = claims._ACTION_NOUNS[kind].split()
         assert [(noun, other) for noun in nouns for other in nouns if noun != other and noun.startswith(other)] == []
-        native = (claims._NATIVE_PAST.get(kind, ""), claims._NATIVE_ADNOMINAL.get(kind, ""))
-        stems = [stem for stem in "|".join(native).split("|") if stem]
-        assert {noun[0] for noun in nouns}.isdisjoint(stem[0] for stem in stems)
+        stems = f"{claims._NATIVE_PAST.get(kind, '')}|{claims._NATIVE_ADNOMINAL.get(kind, '')}".split("|")
+        assert {noun[0] for noun in nouns}.isdisjoint(stem[0] for stem in stems if stem)
 
 
 _CLAIM_FRAGMENTS = st.sampled_from(

@@ -10,7 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vendors.models import VendorRecord
-from vendors.records import brand_names_all, particle_strip, query_tokens, vendor_records_search
+from vendors.records import (
+    brand_names_all,
+    brand_names_of_vendor,
+    particle_strip,
+    query_tokens,
+    vendor_records_search,
+)
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory, ProductFactory, VendorRecordFactory
 
@@ -159,6 +165,22 @@ def test_more_matching_tokens_rank_first_and_records_out_of_force_are_left_out(c
     assert f"record:{upcoming.pk}" in [item.reference for item in coming]
 
 
+def test_another_word_for_the_subject_finds_the_record_for_a_little_less(counterpart):
+    """`대금` is written `결제` in the contract terms: the record is found, below one that writes `대금` itself;
+    a record about neither is not."""
+    terms = VendorRecordFactory(
+        vendor=counterpart, kind=VendorRecord.Kind.CONTRACT, title="2026년 거래 조건",
+        body="결제 조건은 월말 마감 익월 10일 현금 결제입니다.",
+    )  # fmt: skip
+    notice = VendorRecordFactory(vendor=counterpart, title="대금 지급 안내", body="대금은 계좌 이체로 지급합니다.")
+    VendorRecordFactory(vendor=counterpart, title="입고 안내", body="입고 시간은 오전 9시부터입니다.")
+
+    items = vendor_records_search(vendor=counterpart, query="대금은 매달 며칠에 들어와요?", limit=5)
+
+    assert [item.reference for item in items] == [f"record:{notice.pk}", f"record:{terms.pk}"]
+    assert items[1].score < items[0].score
+
+
 def test_limit_bounds_the_result(counterpart):
     """At most `limit` items come back; a zero limit or a query without search terms gives nothing."""
     VendorRecordFactory.create_batch(4, vendor=counterpart, title="공지 사항", body="배송 공지")
@@ -284,3 +306,21 @@ def test_brand_names_all_lists_names_and_aliases():
     BrandFactory(name="한빛식품")
 
     assert sorted(brand_names_all()) == ["한빛식품", "해태", "해태제과"]
+
+
+def test_brand_names_of_vendor_lists_the_brands_its_current_products_carry():
+    """The counterpart's own catalogue: a brand it carries, with its aliases; not another vendor's brand, not the
+    brand of a product staff retired, never twice for two products."""
+    own, other = VendorFactory(code="1001"), VendorFactory(code="1002")
+    haetae, hanbit, retired = (
+        BrandFactory(name="해태", aliases=["해태제과"]),
+        BrandFactory(name="한빛식품"),
+        BrandFactory(name="고운들"),
+    )
+    ProductFactory(vendor=own, brand=haetae, sku="A-1")
+    ProductFactory(vendor=own, brand=haetae, sku="A-2")
+    ProductFactory(vendor=other, brand=hanbit, sku="B-1")
+    ProductFactory(vendor=own, brand=retired, sku="A-3", retired_at=datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC))
+
+    assert brand_names_of_vendor(own) == ["해태", "해태제과"]
+    assert brand_names_of_vendor(other) == ["한빛식품"]
