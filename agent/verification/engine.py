@@ -25,7 +25,9 @@ from agent.verification.numbers import (
 from agent.verification.other_vendors import OtherVendors, find_other_vendor_violations
 from agent.verification.sentences import Sentence, split_sentences, text_without
 from agent.verification.values import (
+    DATE,
     QUANTITY,
+    TIME,
     Value,
     display,
     is_supported,
@@ -286,15 +288,18 @@ def _swap_violations(
     subject_starts: dict[str, list[int]] | None,
 ) -> list[Violation]:
     """Values the evidence states, attached in the draft to a subject the evidence gives another value."""
-    stated_quantities = {
-        value.span for value, stated in zip(values, value_support, strict=True) if stated and value.kind == QUANTITY
+    # Quantities, dates and times by span and value (the weekdays of a list share a span).
+    stated_values = {
+        (value.span, value.raw, str(value.value))
+        for value, stated in zip(values, value_support, strict=True)
+        if stated and value.kind in (QUANTITY, DATE, TIME)
     }
-    if not evidence.passages or not (supported_pairs or stated_quantities):
+    if not evidence.passages or not (supported_pairs or stated_values):
         return []
 
     def supported(attached: Attached) -> bool:
-        if attached.group[0] == QUANTITY:
-            return attached.span in stated_quantities
+        if attached.group[0] in (QUANTITY, DATE, TIME):
+            return (attached.span, attached.raw, str(attached.value)) in stated_values
         return (attached.group[0], attached.key) in supported_pairs
 
     return [
