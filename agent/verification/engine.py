@@ -22,7 +22,7 @@ from agent.verification.numbers import (
     parse_quantities,
     quantity_values_among,
 )
-from agent.verification.other_vendors import OtherVendors, find_other_vendor_violations
+from agent.verification.other_vendors import OtherVendors, find_other_vendor_violations, masked_values_among
 from agent.verification.sentences import Sentence, split_sentences, text_without
 from agent.verification.values import (
     DATE,
@@ -163,7 +163,9 @@ def verify_draft(
     # The draft's values with their subjects; the subjects are looked for in the evidence in the same pass as the
     # values' anchors.
     drafted = attach(draft, quantities, values) if evidence_text.passages else ()
-    value_support, subject_starts = _supported_values(values, evidence_text, question, subjects_to_find(drafted))
+    value_support, by_question, subject_starts = _supported_values(
+        values, evidence_text, question, subjects_to_find(drafted)
+    )
 
     violations = [
         *_quantity_violations(quantities, supported_pairs),
@@ -188,6 +190,14 @@ def verify_draft(
             taken=[(match.start, match.end) for match in brand_matches] + other_vendors.name_spans + counterpart_spans,
         ),
         *(Violation(**finding) for finding in other_vendors.violations),
+        *(
+            Violation(**finding)
+            for finding in masked_values_among(
+                values,
+                (stated and not asked for stated, asked in zip(value_support, by_question, strict=True)),
+                other_vendors.judge_evidence,
+            )
+        ),
         *(
             Violation(
                 kind=ViolationKind.ACTION_CLAIM,
@@ -246,22 +256,24 @@ def _quantity_violations(quantities: tuple[Quantity, ...], supported: set) -> li
 
 def _supported_values(
     values: tuple[Value, ...], evidence: EvidenceText, question: str, subjects: set[str]
-) -> tuple[list[bool], dict[str, list[int]] | None]:
+) -> tuple[list[bool], list[bool], dict[str, list[int]] | None]:
     """For each date, time, quantity and contact of the draft, whether the question or an evidence passage
-    states it; and where ``subjects`` start in the evidence when the search for the values went over it."""
+    states it, and whether the question does; and where ``subjects`` start in the evidence when the search for
+    the values went over it."""
     if not values:
-        return [], None
+        return [], [], None
     question_keys = value_keys_among((question,)) if question else frozenset()
-    answers = [is_supported(value, question_keys) for value in values]
+    by_question = [is_supported(value, question_keys) for value in values]
+    answers = list(by_question)
     unanswered = [index for index, answer in enumerate(answers) if not answer]
     if not (unanswered and evidence.passages):
-        return answers, None
+        return answers, by_question, None
     found, subject_starts = search_evidence(
         [values[index] for index in unanswered], evidence.raw, lambda: evidence.folded, subjects
     )
     for index, answer in zip(unanswered, found, strict=True):
         answers[index] = answer
-    return answers, subject_starts
+    return answers, by_question, subject_starts
 
 
 def _value_violations(values: tuple[Value, ...], supported: list[bool]) -> list[Violation]:
