@@ -19,6 +19,7 @@ from agent.tools import (
     tools_offered,
 )
 from agent.tools.company import COMPANY_TOOL_NAMES
+from agent.verification import verify_draft
 from conversations.models import Room
 from conversations.tests.factories import QuestionFactory, RoomFactory
 from delivery.models import SendJob
@@ -256,8 +257,31 @@ def test_send_document_in_the_loop_records_a_request_and_sends_nothing(send_cont
     assert request.label == "2026 거래 조건"
     assert "요청이 기록되었습니다" in execution.result.text and "아직 처리되지 않았습니다" in execution.result.text
     assert execution.result.confirmed_action is None
-    assert send_context.confirmed_actions == ["register"]  # the request was received, nothing was sent
+    assert send_context.confirmed_actions == ["receipt"]  # the request was received, nothing was sent
     assert send_context.action_asked is True
+
+
+def test_a_recorded_request_confirms_its_receipt_only(send_context, document):
+    """While the request waits for verification, saying it was received is true; saying the document was sent,
+    or that something was ordered or booked, is not."""
+    tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
+
+    def claims_left(draft):
+        result = verify_draft(
+            draft,
+            evidence=[],
+            known_brands=[],
+            counterpart_names=[],
+            other_vendor_names=[],
+            confirmed_actions=send_context.confirmed_actions,
+        )
+        return [violation.text for violation in result.violations if violation.kind == "action_claim"]
+
+    assert claims_left("자료 요청을 접수했습니다.") == []
+    assert claims_left("요청이 접수 완료되었습니다.") == []
+    assert claims_left("자료를 보내드렸습니다.") == ["보내드렸습니다"]
+    assert claims_left("발주했습니다.") == ["발주했습니다"]
+    assert claims_left("주문 완료입니다.") == ["주문 완료입니다"]
 
 
 def test_the_same_request_twice_is_recorded_once(send_context, document):
@@ -277,7 +301,7 @@ def test_a_document_already_sent_confirms_the_send(send_context, document):
     )
     execution = tool_execute(send_context, "send_document", {"reference": f"record:{document.pk}"})
     assert execution.result.confirmed_action == "send"
-    assert send_context.confirmed_actions == ["register", "send"]
+    assert send_context.confirmed_actions == ["receipt", "send"]
     assert send_context.action_requests[0].already_done is True
 
 

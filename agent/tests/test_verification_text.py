@@ -31,12 +31,12 @@ CLAIMS = [
     ("재발송했습니다", "send", "발송했습니다"),
     ("견적서를 공유드렸습니다", "send", "공유드렸습니다"),
     ("보내드렸는데 확인하셨나요?", "send", "보내드렸는데"),
-    ("접수했습니다", "register", "접수했습니다"),
+    ("접수했습니다", "receipt", "접수했습니다"),
     ("등록 완료", "register", "등록 완료"),
-    ("접수 처리되었습니다", "register", "접수 처리되었습니다"),
+    ("접수 처리되었습니다", "receipt", "접수 처리되었습니다"),
     ("신청해 드렸습니다", "register", "신청해 드렸습니다"),
     ("등록되었습니다", "register", "등록되었습니다"),
-    ("접수가 완료되었습니다", "register", "접수가 완료되었습니다"),
+    ("접수가 완료되었습니다", "receipt", "접수가 완료되었습니다"),
     ("처리했습니다", "process", "처리했습니다"),
     ("반영되었습니다", "process", "반영되었습니다"),
     ("변경 완료", "process", "변경 완료"),
@@ -90,8 +90,8 @@ def test_promises_offers_questions_and_negations_are_not_claims(text):
 
 
 def test_one_claim_per_occurrence_across_kinds():
-    claims = find_action_claims("제안서를 보내드렸고 접수 완료했습니다. 주소도 변경했습니다.")
-    assert [c.kind for c in claims] == ["send", "register", "process"]
+    claims = find_action_claims("제안서를 보내드렸고 접수 완료했습니다. 발주도 넣어 드렸고 주소도 변경했습니다.")
+    assert [c.kind for c in claims] == ["send", "receipt", "register", "process"]
 
 
 # --- sentences and clean text ------------------------------------------------------------------------

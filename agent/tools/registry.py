@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from agent.knowledge.types import EvidenceItem
 from agent.llm.base import ToolSpec
+from agent.verification.claims import ActionKind
 
 logger = logging.getLogger(__name__)
 
@@ -193,9 +194,9 @@ def _action_record(context: ToolContext, tool: Tool, arguments: dict) -> ToolRes
         return planned
     if all(request.idempotency_key != planned.idempotency_key for request in context.action_requests):
         context.action_requests.append(planned)
-    # The request itself is real (it is stored with the run), so saying it was received is true; saying the
-    # action was done is not, until its job is `sent`.
-    context.confirmed_actions.append("register")
+    # The request itself is real (it is stored with the run), so saying it was received (접수) is true; saying
+    # the action was done — or ordered, registered, booked — is not, until its job is `sent`.
+    context.confirmed_actions.append(ActionKind.RECEIPT)
     if planned.already_done:
         return ToolResult(text=ACTION_ALREADY_DONE_TEXT.format(label=planned.label), confirmed_action=planned.kind)
     return ToolResult(text=ACTION_RECORDED_TEXT.format(label=planned.label))

@@ -12,16 +12,24 @@ from enum import StrEnum
 
 class ActionKind(StrEnum):
     SEND = "send"
+    # Saying a request was received (접수, 요청): true once an action request is recorded, before it runs.
+    RECEIPT = "receipt"
     REGISTER = "register"
     PROCESS = "process"
 
 
-ACTION_LABELS = {ActionKind.SEND: "발송", ActionKind.REGISTER: "접수·등록", ActionKind.PROCESS: "처리"}
+ACTION_LABELS = {
+    ActionKind.SEND: "발송",
+    ActionKind.RECEIPT: "접수",
+    ActionKind.REGISTER: "등록·주문",
+    ActionKind.PROCESS: "처리",
+}
 
 # Sino-Korean action nouns that take 하다/되다, by kind.
 _ACTION_NOUNS = {
     ActionKind.SEND: "발송 전달 송부 전송 첨부 회신 공유 배송 출고 발신 메일",
-    ActionKind.REGISTER: "접수 등록 신청 예약 가입 요청 주문 발주",
+    ActionKind.RECEIPT: "접수 요청",
+    ActionKind.REGISTER: "등록 신청 예약 가입 주문 발주",
     ActionKind.PROCESS: (
         "처리 반영 변경 수정 취소 환불 적용 승인 삭제 해지 정정 조치 해결 입금 지급 정산 발급 발행 "
         "업데이트 갱신 교체 교환 반품 해제 연장 확정 완료"
@@ -70,8 +78,9 @@ def _kind_pattern(kind: ActionKind) -> re.Pattern:
     )
     # 미발송, 미처리 are the opposite of a claim: the lookbehind follows the noun's first syllable.
     branches = [f"{noun[0]}(?<!미{noun[0]}){noun[1:]}{noun_endings}" for noun in nouns]
-    branches += [f"{stem}{_STATEMENT_ENDING}" for stem in _NATIVE_PAST[kind].split("|")]
-    branches += [f"{stem}{_ADNOMINAL_END}" for stem in _NATIVE_ADNOMINAL[kind].split("|")]
+    # Receipts have no native verb: 받았습니다 states far more often what the vendor received than an action.
+    branches += [f"{stem}{_STATEMENT_ENDING}" for stem in _NATIVE_PAST.get(kind, "").split("|") if stem]
+    branches += [f"{stem}{_ADNOMINAL_END}" for stem in _NATIVE_ADNOMINAL.get(kind, "").split("|") if stem]
     return re.compile("|".join(branches), re.MULTILINE)
 
 
