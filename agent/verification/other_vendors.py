@@ -351,9 +351,9 @@ def find_other_vendor_violations(
     known_brands: Iterable[str],
     quantity_label,
 ) -> OtherVendorFindings:
-    """Everything a vendor room's draft shows of other vendors, as Violation fields (kinds `other_vendor` and
-    `other_vendor_value` of amounts and percentages; `masked_values_among` gives the other values'). `quantity_label(
-    quantity)` formats a value for a reason."""
+    """Everything a vendor room's draft shows of other vendors, as Violation fields (kinds `other_vendor`, and
+    `other_vendor_value` of amounts and percentages: `masked_values_among` gives it for the other kinds, whose
+    support the engine finds later). `quantity_label(quantity)` formats a value for a reason."""
     other_vendors = OtherVendors.of(other_vendors)
     findings = OtherVendorFindings()
     if not other_vendors.checked:
