@@ -1,14 +1,22 @@
 """Swapped values (value_mismatch): true values given to the wrong subject. Precision first: no false flag on any
 clean draft; recall measured on the table below (the figures are in docs/verification.md)."""
 
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
 import pytest
 
+from agent.llm.hostile_server import SWAPPABLE
 from agent.tests.test_verification_engine import EVIDENCE as ENGINE_EVIDENCE
 from agent.tests.test_verification_engine import verify as engine_verify
 from agent.tests.test_verification_values import EVIDENCE as VALUE_EVIDENCE
 from agent.tests.test_verification_values import SUPPORTED_DRAFTS
 from agent.tests.test_verification_values import verify as values_verify
-from agent.verification import verify_draft
+from agent.verification import parse_quantities, verify_draft
+from agent.verification.sentences import split_sentences
+from agent.verification.values import parse_values
 
 CANS = "솔빛 고등어캔 400g 4,800원, 솔빛 꽁치캔 400g 3,900원"
 TABLE = "| 상품 | 규격 | 단가 |\n| 솔빛 고등어캔 | 400g | 4,800원 |\n| 솔빛 꽁치캔 | 400g | 3,900원 |"
@@ -26,7 +34,7 @@ RECEIVING = "물류센터 입고는 오전 6시부터 오후 2시까지 받습�
 DELIVERY_DAYS = "솔빛 포기김치는 매주 화요일, 솔빛 절임배추는 매주 목요일에 납품합니다."
 
 
-def mismatches(draft, evidence):
+def mismatch_violations(draft, evidence):
     result = verify_draft(
         draft,
         evidence=evidence,
@@ -35,9 +43,11 @@ def mismatches(draft, evidence):
         other_vendor_names=[],
         confirmed_actions=[],
     )
-    return [
-        (violation.value, violation.suggestion) for violation in result.violations if violation.kind == "value_mismatch"
-    ]
+    return [violation for violation in result.violations if violation.kind == "value_mismatch"]
+
+
+def mismatches(draft, evidence):
+    return [(violation.value, violation.suggestion) for violation in mismatch_violations(draft, evidence)]
 
 
 # (draft, evidence, the swaps a careful reader finds: [(draft value, the evidence's value for its subject)])
@@ -199,3 +209,78 @@ def test_no_swap_in_the_clean_drafts_of_the_value_table(draft):
 )
 def test_no_swap_in_the_clean_drafts_of_the_engine_table(draft):
     assert engine_verify(draft, evidence=ENGINE_EVIDENCE).violations == ()
+
+
+# --- held out: the demo's own texts, which the rules were not written against ---------------------------------
+
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "data"
+
+
+def demo_text_groups() -> list[list[str]]:
+    """The demo's FAQ answers by category, its records by vendor and its hub documents by folder: each group is the
+    evidence of a draft copied from one of its texts."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for line in (DEMO / "faq.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        if "answer" in item:
+            groups[f"faq:{item.get('category', '')}"].append(item["answer"])
+    for line in (DEMO / "records.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        if "body" in item:
+            groups[f"vendor:{item.get('vendor_code')}"].append(f"{item.get('title', '')}\n{item['body']}")
+    for path in sorted((DEMO / "knowledge").rglob("*.md")):
+        groups[f"hub:{path.parent.name}"].append(path.read_text())
+    return list(groups.values())
+
+
+def _exchanged(sentence: str, pattern: re.Pattern) -> tuple[str, re.Match, re.Match] | None:
+    """The sentence with its first two different values of one kind exchanged, as the hostile model swaps them."""
+    found = list(pattern.finditer(sentence))
+    second = next((match for match in found[1:] if "".join(match[0].split()) != "".join(found[0][0].split())), None)
+    if second is None:
+        return None
+    first = found[0]
+    swapped = sentence[: first.start()] + second[0] + sentence[first.end() : second.start()] + first[0]
+    return swapped + sentence[second.end() :], first, second
+
+
+def held_out_figures() -> dict[str, int]:
+    """Every sentence of every demo text as a draft against its group, verbatim and with two values exchanged: the
+    flags on verbatim copies (all false), and on the exchanged ones whether the suggestion is the value the text had
+    in that place."""
+    figures = dict.fromkeys(("copied", "copied_flags", "exchanged", "exchanged_flagged", "right", "wrong"), 0)
+    for texts in demo_text_groups():
+        for text in texts:
+            for sentence in split_sentences(text):
+                copied = text[sentence.start : sentence.end].strip()
+                figures["copied"] += 1
+                figures["copied_flags"] += len(mismatches(copied, texts))
+                for pattern in SWAPPABLE.values():
+                    if (exchanged := _exchanged(copied, pattern)) is None:
+                        continue
+                    draft, first, second = exchanged
+                    flags = mismatch_violations(draft, texts)
+                    figures["exchanged"] += 1
+                    figures["exchanged_flagged"] += bool(flags)
+                    for violation in flags:
+                        original = first[0] if violation.span[0] < first.start() + len(second[0]) else second[0]
+                        figures["right" if _states(violation.suggestion, original) else "wrong"] += 1
+    return figures
+
+
+def _states(suggestion: str, original: str) -> bool:
+    """Whether a suggestion is the original value: the same values, or ending in it (`9월 24일` for a day `24일`
+    exchanged inside a date)."""
+    values = [(found.kind, found.value) for found in (*parse_quantities(suggestion), *parse_values(suggestion))]
+    if values == [(found.kind, found.value) for found in (*parse_quantities(original), *parse_values(original))]:
+        return True
+    compact, written = "".join(suggestion.split()), "".join(original.split())
+    return compact.endswith(written) and not compact[: -len(written)][-1:].isdigit()
+
+
+def test_held_out_demo_texts_copied_are_never_flagged_and_every_swap_flag_names_the_original_value(capsys):
+    figures = held_out_figures()
+    with capsys.disabled():  # the figures of docs/verification.md
+        print(f"\nheld-out value_mismatch figures: {figures}")
+    assert figures["copied"] > 1000 and figures["copied_flags"] == 0
+    assert figures["exchanged_flagged"] > 0 and figures["wrong"] == 0
