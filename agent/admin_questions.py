@@ -10,11 +10,13 @@ its URL names stay `admin:conversations_question_*`. The attention and statistic
 
 import csv
 from collections import Counter
+from datetime import date
 from urllib.parse import urlencode
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -45,6 +47,7 @@ from agent.selectors import (
     attention_vendors,
     question_audit,
     questions_annotated,
+    questions_with_violation_kind,
     statistics_daily,
     statistics_frequent_questions,
     statistics_latency_percentiles,
@@ -65,7 +68,8 @@ from agent.services import (
     staff_answer_save_as_faq,
     staff_text_verify,
 )
-from agent.templatetags.agent_admin import reason_label
+from agent.templatetags.agent_admin import reason_label, violation_kind_label
+from agent.verification.kinds import KINDS, UNKNOWN_KIND
 from agent.verification.sentences import split_sentences
 from config.admin import ReadOnlyAdmin
 from conversations.models import Question, Room
@@ -157,6 +161,39 @@ class _YesNoFilter(admin.SimpleListFilter):
         return queryset.filter(**{self.annotation: self.value() == "yes"})
 
 
+class ViolationKindFilter(admin.SimpleListFilter):
+    """Questions with a violation of one kind in a draft round. The statistics page's violation bars also pass the
+    days whose runs they count (Seoul dates, both included), so the list holds exactly the questions counted."""
+
+    title = "검증 위반 종류"
+    parameter_name = "violation_kind"
+    window_parameters = ("violation_start", "violation_end")
+
+    def __init__(self, request, params, model, model_admin):
+        self.window_values = {name: params.pop(name)[-1] for name in self.window_parameters if name in params}
+        super().__init__(request, params, model, model_admin)
+
+    def expected_parameters(self):
+        return [self.parameter_name, *self.window_parameters]
+
+    def lookups(self, request, model_admin):
+        return [(kind, violation_kind_label(kind)) for kind in (*KINDS, UNKNOWN_KIND)]
+
+    def queryset(self, request, queryset):
+        if self.value() is None:
+            return queryset
+        return questions_with_violation_kind(queryset, self.value(), window=self._window())
+
+    def _window(self) -> StatisticsWindow | None:
+        if not self.window_values:
+            return None
+        try:
+            first_day, last_day = (date.fromisoformat(self.window_values[name]) for name in self.window_parameters)
+        except (KeyError, ValueError) as error:
+            raise IncorrectLookupParameters(error) from error
+        return StatisticsWindow(first_day=first_day, last_day=last_day)
+
+
 class AwaitingReviewFilter(_YesNoFilter):
     title = "검토 대기"
     parameter_name = "awaiting_review"
@@ -186,7 +223,14 @@ class QuestionAuditAdmin(ReadOnlyAdmin):
         "latency_display",
     )
     list_display_links = ("created_at", "short_text")
-    list_filter = ("status", LatestOutcomeFilter, "room__kind", AwaitingReviewFilter, MarkedWrongFilter)
+    list_filter = (
+        "status",
+        LatestOutcomeFilter,
+        ViolationKindFilter,
+        "room__kind",
+        AwaitingReviewFilter,
+        MarkedWrongFilter,
+    )
     search_fields = ("text", "room__name", "vendor__name", "vendor__code")
     ordering = ("-created_at", "-pk")
     list_per_page = 50
@@ -780,6 +824,18 @@ def question_list_url(window: StatisticsWindow, **filters) -> str:
     return f"{reverse('admin:conversations_question_changelist')}?{urlencode(query)}"
 
 
+def violation_questions_url(window: StatisticsWindow, kind: str) -> str:
+    """The question list of one violation bar: the questions whose runs of the window found that kind (by when
+    the run started, as the bar counts, not when the question was asked)."""
+    query = {
+        "violation_kind": kind,
+        "violation_start": window.first_day.isoformat(),
+        "violation_end": window.last_day.isoformat(),
+        **({"vendor__id__exact": window.vendor_id} if window.vendor_id is not None else {}),
+    }
+    return f"{reverse('admin:conversations_question_changelist')}?{urlencode(query)}"
+
+
 def statistics_view(request):
     _require_question_view(request)
     default = StatisticsWindow.last_days(STATISTICS_DAYS)
@@ -810,7 +866,10 @@ def statistics_view(request):
         "daily_totals": {key: sum(row[key] for row in daily) for key in ["total", *dict(statuses)]},
         "statuses": statuses,
         "rates": rates,
-        "violations": statistics_violations_by_kind(window=window),
+        "violations": [
+            {**row, "link": violation_questions_url(window, row["kind"])}
+            for row in statistics_violations_by_kind(window=window)
+        ],
         "frequent": [
             {**row, "link": question_list_url(window, q=row["text"])}
             for row in statistics_frequent_questions(window=window)

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Aggregate, Count, Exists, FloatField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -23,6 +24,7 @@ from agent.models import (
     RunEvidence,
     ToolCallRecord,
 )
+from agent.verification.kinds import UNKNOWN_KIND
 from conversations.models import Message, Question
 from delivery.models import SendJob
 from delivery.selectors import device_names, send_job_history, send_jobs_for_question
@@ -417,25 +419,47 @@ def statistics_violations_by_kind(
     *, days: int = 14, now: datetime | None = None, window: StatisticsWindow | None = None
 ) -> list[dict]:
     """Violations the verification found in every draft round of the window's runs, by kind, most first (then by
-    kind): `{"kind", "count", "runs"}` (`runs`: how many runs had at least one). PostgreSQL unnests the JSON
-    lists itself; elsewhere Python reads the non-empty lists."""
+    kind): `{"kind", "count", "runs", "questions"}` (`runs` and `questions`: how many runs and questions had at
+    least one; `questions_with_violation_kind` lists those questions). PostgreSQL unnests the JSON lists itself;
+    elsewhere Python reads the non-empty lists."""
     window = _window(days, now, window)
     if connection.vendor == "postgresql":
         return _violations_by_kind_postgresql(window)
     return violations_by_kind_python(window.start, window=window)
 
 
-def _violations_by_kind_postgresql(window: StatisticsWindow) -> list[dict]:
-    vendor = "AND question.vendor_id = %s" if window.vendor_id is not None else ""
+def _violation_items_sql(window: StatisticsWindow | None) -> tuple[str, list]:
+    """The FROM and WHERE of every violation in the draft rounds of the window's runs (all runs without one), one
+    row per violation as `item` with the run and its question: the counts by kind and the questions behind a kind
+    read the same rows, so a bar and its list agree."""
+    conditions, params = [], []
+    if window is not None:
+        conditions.append("answer_run.started_at >= %s AND answer_run.started_at < %s")
+        params += [window.start, window.end]
+        if window.vendor_id is not None:
+            conditions.append("question.vendor_id = %s")
+            params.append(window.vendor_id)
     sql = f"""
-        SELECT COALESCE(item->>'kind', 'unknown') AS kind, COUNT(*), COUNT(DISTINCT draft.run_id)
         FROM {DraftRound._meta.db_table} AS draft
         JOIN {AnswerRun._meta.db_table} AS answer_run ON answer_run.id = draft.run_id
         JOIN {Question._meta.db_table} AS question ON question.id = answer_run.question_id
         CROSS JOIN LATERAL jsonb_array_elements(
             CASE WHEN jsonb_typeof(draft.violations) = 'array' THEN draft.violations ELSE '[]'::jsonb END
         ) AS item
-        WHERE answer_run.started_at >= %s AND answer_run.started_at < %s {vendor}
+        WHERE {" AND ".join(conditions) or "TRUE"}
+    """
+    return sql, params
+
+
+# Like `_violation_kind`: a missing, null or empty kind is the unknown one.
+_ITEM_KIND_SQL = f"COALESCE(NULLIF(item->>'kind', ''), '{UNKNOWN_KIND}')"
+
+
+def _violations_by_kind_postgresql(window: StatisticsWindow) -> list[dict]:
+    items, params = _violation_items_sql(window)
+    sql = f"""
+        SELECT {_ITEM_KIND_SQL} AS kind, COUNT(*), COUNT(DISTINCT draft.run_id), COUNT(DISTINCT question.id)
+        {items}
         GROUP BY 1
         ORDER BY 2 DESC, 1
     """
@@ -443,8 +467,22 @@ def _violations_by_kind_postgresql(window: StatisticsWindow) -> list[dict]:
         # The planner guesses 100 elements per list, so the estimate passes the JIT threshold and compiling
         # would take several times longer than the query itself.
         cursor.execute("SET LOCAL jit = off")
-        cursor.execute(sql, [window.start, window.end, *([window.vendor_id] if vendor else [])])
-        return [{"kind": kind, "count": count, "runs": runs} for kind, count, runs in cursor.fetchall()]
+        cursor.execute(sql, params)
+        return [
+            {"kind": kind, "count": count, "runs": runs, "questions": questions}
+            for kind, count, runs, questions in cursor.fetchall()
+        ]
+
+
+def _violation_kind(violation) -> str:
+    kind = violation.get("kind") if isinstance(violation, dict) else None
+    return kind or UNKNOWN_KIND
+
+
+def _rounds_with_violations(runs: Q):
+    """(run, question, violations) of the draft rounds of `runs` (a filter through `run__`) that found any."""
+    rounds = DraftRound.objects.filter(runs).exclude(violations=[]).order_by()
+    return rounds.values_list("run_id", "run__question_id", "violations").iterator(chunk_size=2000)
 
 
 def violations_by_kind_python(start: datetime, *, window: StatisticsWindow | None = None) -> list[dict]:
@@ -452,15 +490,44 @@ def violations_by_kind_python(start: datetime, *, window: StatisticsWindow | Non
     the runs since `start`, or those of `window`."""
     counts: Counter = Counter()
     runs_by_kind: dict[str, set] = defaultdict(set)
+    questions_by_kind: dict[str, set] = defaultdict(set)
     runs = window.run_filter("run__") if window else Q(run__started_at__gte=start)
-    rounds = DraftRound.objects.filter(runs).exclude(violations=[]).order_by().values_list("run_id", "violations")
-    for run_id, violations in rounds.iterator(chunk_size=2000):
-        for violation in violations:
-            kind = violation.get("kind") or "unknown"
+    for run_id, question_id, violations in _rounds_with_violations(runs):
+        for violation in violations if isinstance(violations, list) else ():
+            kind = _violation_kind(violation)
             counts[kind] += 1
             runs_by_kind[kind].add(run_id)
+            questions_by_kind[kind].add(question_id)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [{"kind": kind, "count": count, "runs": len(runs_by_kind[kind])} for kind, count in ordered]
+    return [
+        {"kind": kind, "count": count, "runs": len(runs_by_kind[kind]), "questions": len(questions_by_kind[kind])}
+        for kind, count in ordered
+    ]
+
+
+def questions_with_violation_kind(
+    queryset: QuerySet[Question], kind: str, *, window: StatisticsWindow | None = None
+) -> QuerySet[Question]:
+    """The questions of `queryset` with a violation of `kind` in a draft round of one of their runs (of the
+    window's runs when given): exactly the questions a bar of `statistics_violations_by_kind` counts."""
+    if connection.vendor != "postgresql":
+        return questions_with_violation_kind_python(queryset, kind, window=window)
+    items, params = _violation_items_sql(window)
+    sql = f"SELECT DISTINCT question.id {items} AND {_ITEM_KIND_SQL} = %s"
+    return queryset.filter(pk__in=RawSQL(sql, (*params, kind)))
+
+
+def questions_with_violation_kind_python(
+    queryset: QuerySet[Question], kind: str, *, window: StatisticsWindow | None = None
+) -> QuerySet[Question]:
+    """The portable path of `questions_with_violation_kind` (public so tests can hold both to the same data)."""
+    runs = window.run_filter("run__") if window else Q()
+    question_ids = {
+        question_id
+        for _, question_id, violations in _rounds_with_violations(runs)
+        if isinstance(violations, list) and any(_violation_kind(violation) == kind for violation in violations)
+    }
+    return queryset.filter(pk__in=question_ids)
 
 
 def question_text_key(text: str) -> str:

@@ -104,9 +104,9 @@ def test_violations_by_kind_count_every_round_of_the_window_on_both_paths():
     old = run_at(NOW - timedelta(days=20))
     DraftRound.objects.create(run=old, number=0, violations=[violation("action_claim")])
     expected = [
-        {"kind": "amount", "count": 4, "runs": 2},
-        {"kind": "brand_misspelt", "count": 1, "runs": 1},
-        {"kind": "other_vendor", "count": 1, "runs": 1},
+        {"kind": "amount", "count": 4, "runs": 2, "questions": 2},
+        {"kind": "brand_misspelt", "count": 1, "runs": 1, "questions": 1},
+        {"kind": "other_vendor", "count": 1, "runs": 1, "questions": 1},
     ]
 
     assert statistics_violations_by_kind(days=14, now=NOW) == expected  # PostgreSQL unnests the lists

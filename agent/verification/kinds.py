@@ -216,6 +216,9 @@ GROUP_COLOURS = {
     "other": ("#e0e0e0", "#424242"),
 }
 UNKNOWN_GROUP = "other"
+# What the statistics count (and list) a violation recorded without a kind as.
+UNKNOWN_KIND = "unknown"
+UNKNOWN_KIND_LABEL = "종류 미기록"
 
 JUDGEABLE_KINDS = frozenset(info.kind for info in _KINDS if info.judgeable)
 ENGINE_KINDS = tuple(info.kind for info in _KINDS if info.from_engine)
@@ -228,7 +231,9 @@ def kind_info(kind: str) -> KindInfo | None:
 def kind_label(kind: str) -> str:
     """The Korean label of a kind; an unknown kind (an old record, a newer worker) as it is written."""
     info = KINDS.get(str(kind))
-    return info.label if info else str(kind)
+    if info is None:
+        return UNKNOWN_KIND_LABEL if kind == UNKNOWN_KIND else str(kind)
+    return info.label
 
 
 def kind_group(kind: str) -> str:

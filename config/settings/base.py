@@ -151,7 +151,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # 3.1: JSON Schema proper, so the pydantic-described upload body (nullable fields as `type: null`) validates.
     "OAS_VERSION": "3.1.0",
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.api.schema_document_error_body"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.api.schema_document_error_body",
+        "delivery.api.schema_links.schema_document_links",
+    ],
     # /api/docs/ loads Swagger UI from drf-spectacular-sidecar's static files (whitenoise), never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

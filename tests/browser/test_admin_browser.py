@@ -149,7 +149,7 @@ def test_a_training_upload_with_a_conflict_is_resolved_after_confirmation(staff_
 
 
 def test_the_statistics_page_draws_its_charts(staff_page, delivered_question, screenshot):
-    held_question()
+    held = held_question()
     staff_page.goto("/admin/")
     staff_page.click("#agent-staff-links a:has-text('답변 통계')")
     expect(staff_page.locator("#content svg.chart").first).to_be_visible()
@@ -164,6 +164,12 @@ def test_the_statistics_page_draws_its_charts(staff_page, delivered_question, sc
     staff_page.wait_for_url("**/admin/conversations/question/**")
     expect(staff_page.locator("#result_list")).to_contain_text(delivered_question.text)
     screenshot(staff_page, "statistics-bar-questions")
+
+    staff_page.goto("/admin/agent/statistics/")
+    staff_page.locator("#violations svg a.chart-link[href*='violation_kind=amount']").click()  # the held draft's
+    staff_page.wait_for_url("**/admin/conversations/question/?violation_kind=amount**")
+    expect(staff_page.locator("#result_list")).to_contain_text(held.text)
+    screenshot(staff_page, "statistics-violation-questions")
 
 
 WRONG_FEE = "# 반품 회수비\n\n단순 변심 반품의 회수 택배비는 1건당 7,700원이며 협력사가 부담합니다.\n"
