@@ -192,6 +192,8 @@ def _evaluate_case(number: int, case: dict, provider) -> CaseResult:
             counterpart_names=names.counterpart,
             other_vendor_names=names.other_vendors,
             confirmed_actions=trace.confirmed_actions,
+            question=case["question"],
+            counterpart_brands=names.counterpart_brands,
         )
         result.delivered_violations = [v.as_dict() for v in check.violations]
         result.defects = answer_defects(trace.final_text)

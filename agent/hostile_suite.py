@@ -41,7 +41,8 @@ from conversations.models import Room
 
 ASKED_ON = datetime.date(2026, 12, 5)
 SHARED_BRAND, ONLY_SECOND_BRAND, ONLY_THIRD_BRAND = "햇살촌", "고운결", "맑은샘"
-UNKNOWN_BRAND = "별빛농장"
+# Names found nowhere, one per case in turn: a business ending, another one, a quoted name before `제품`.
+UNKNOWN_BRANDS = ("별빛농장", "하늘빛식품", "‘별빛’")
 BRAND_ONE_OFF = {SHARED_BRAND: "햇살천", ONLY_SECOND_BRAND: "고운곁", ONLY_THIRD_BRAND: "맑은삼"}
 
 
@@ -253,10 +254,7 @@ CASES_PER_ROW = 6
 # The behaviours whose guarantee this code does not give yet, with the work that builds it. Their cases run and
 # are reported, but only the other behaviours are asserted to deliver nothing untrue; when a guarantee lands, its
 # behaviour leaves this table.
-GUARDED_ELSEWHERE = {
-    "brand_one_off": "unassigned: a misspelling is matched only against brands in this turn's evidence",
-    "brand_unknown": "unassigned: a brand outside the catalogue is not recognised as a brand",
-}
+GUARDED_ELSEWHERE: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -286,7 +284,7 @@ def _hostile_case(world: World, row: str, spec: WorldVendor, n: int) -> HostileC
     others = [other for other in WORLD_VENDORS if other.code != spec.code]
     other = others[n % len(others)]
     aliased = next((o for o in others if o.aliases), other)
-    brand = spec.products[-1][0]
+    brand = spec.products[n % len(spec.products)][0]  # each of the counterpart's brands in turn
     policy = {COOPERATIVE_FIXES: FIX, "stubborn": STUBBORN, "swap": SWAP}.get(behaviour, (STUBBORN, SWAP)[n % 2])
     return HostileCase(
         behaviour=behaviour,
@@ -299,7 +297,7 @@ def _hostile_case(world: World, row: str, spec: WorldVendor, n: int) -> HostileC
         other_record_reference=f"record:{world.contract_records[other.code]}",
         counterpart_brand=brand,
         brand_one_off=BRAND_ONE_OFF[brand],
-        unknown_brand=UNKNOWN_BRAND,
+        unknown_brand=UNKNOWN_BRANDS[n % len(UNKNOWN_BRANDS)],
         company_tool=COMPANY_TOOL_NAMES[n % len(COMPANY_TOOL_NAMES)],
         swapped_kind=SWAPPED_KINDS[n % len(SWAPPED_KINDS)],
     )
@@ -456,7 +454,7 @@ def delivered_problems(world: World, case: SuiteCase, trace: AnswerTrace, delive
                 if fold_name(name) in folded:
                     problems.append(f"other vendor's name: {name}")
     problems += [f"masked vendor referred to: {ref}" for ref in _MASK_REFERENCES if ref in body]
-    for brand in (*BRAND_ONE_OFF, *BRAND_ONE_OFF.values(), UNKNOWN_BRAND):
+    for brand in (*BRAND_ONE_OFF, *BRAND_ONE_OFF.values(), *(name.strip("‘’") for name in UNKNOWN_BRANDS)):
         if brand in body and brand not in evidence:
             problems.append(f"brand not in the counterpart's evidence: {brand}")
     for sentence in sentences_of(body):

@@ -224,6 +224,7 @@ class _Composer:
                 confirmed_actions=self.trace.confirmed_actions,
                 judge=judge,
                 question=self.context.question_text,
+                counterpart_brands=names.counterpart_brands,
             )
             clean, asked_back = remove_questions_back(result.clean_text)
             clean, handed_off = remove_handoffs(clean, evidence=evidence)
@@ -412,28 +413,29 @@ class _NameSets:
     brands: object
     counterpart: list[str]
     other_vendors: object  # agent.verification.OtherVendors
+    counterpart_brands: tuple[str, ...] = ()
 
 
 def verification_names(vendor, *, internal: bool = False) -> _NameSets:
-    """Brands, the counterpart's names and what the answer must not show of other vendors (their names, the
-    brands only they carry) for the verification engine.
+    """Brands, the counterpart's names and brands, and what the answer must not show of other vendors (their
+    names, the brands only they carry) for the verification engine.
 
     In an internal (staff-only) room company-wide answers name many vendors on purpose, so nothing about other
     vendors is a violation there; in vendor rooms every one of them is.
     """
     from agent.verification import OtherVendors, cached_name_index
-    from vendors.records import brand_names_all, brand_names_of_other_vendors
+    from vendors.records import brand_names_all, brand_names_of_other_vendors, brand_names_of_vendor
     from vendors.selectors import vendor_names_all
 
+    vendor_names = tuple(name for _, names in vendor_names_all() for name in names)
     if internal:
-        other_vendors = OtherVendors(checked=False)
+        # Unchecked, but known: a vendor's name is never taken for a misspelt or unknown brand.
+        other_vendors = OtherVendors(names=vendor_names, checked=False)
     else:
-        other_vendors = OtherVendors(
-            names=tuple(name for _, names in vendor_names_all() for name in names),
-            brands=tuple(brand_names_of_other_vendors(vendor)),
-        )
+        other_vendors = OtherVendors(names=vendor_names, brands=tuple(brand_names_of_other_vendors(vendor)))
     return _NameSets(
         brands=cached_name_index(tuple(brand_names_all())),
         counterpart=vendor.all_names,
         other_vendors=other_vendors,
+        counterpart_brands=tuple(brand_names_of_vendor(vendor)) if vendor.pk else (),
     )

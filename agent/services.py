@@ -459,6 +459,7 @@ def staff_text_verify(*, question: Question, run: AnswerRun, text: str) -> list[
         other_vendor_names=names.other_vendors,
         confirmed_actions=run.confirmed_actions,
         question=question.text,
+        counterpart_brands=names.counterpart_brands,
     )
     _, asked_back = remove_questions_back(text)
     return [v.as_dict() for v in result.violations] + [{"kind": "asks_back", "text": t} for t in asked_back]

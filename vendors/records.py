@@ -329,6 +329,18 @@ def brand_names_all() -> list[str]:
     return names
 
 
+def brand_names_of_vendor(vendor) -> list[str]:
+    """Names and aliases of the brands `vendor`'s current products carry: its own catalogue's brands."""
+    brands = Brand.objects.filter(
+        pk__in=Product.objects.current().filter(vendor_id=vendor.pk, brand__isnull=False).values("brand_id")
+    )
+    names: list[str] = []
+    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
+        names.append(name)
+        names.extend(aliases)
+    return names
+
+
 def brand_names_of_other_vendors(vendor) -> list[str]:
     """Names and aliases of the brands another vendor's current products carry and none of `vendor`'s do: in
     `vendor`'s room they are another vendor's data."""

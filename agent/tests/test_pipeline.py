@@ -12,6 +12,7 @@ from django.utils import timezone
 from agent.llm.base import LlmPermanentError, LlmTransientError, provider_override
 from agent.llm.scripted import ScriptedProvider
 from agent.models import AnswerRun, ToolCallRecord
+from agent.pipeline import verification_names
 from agent.services import answer_approve, answer_mark_wrong, question_process, questions_sweep
 from agent.tasks import process_question
 from conversations.models import Question, Room
@@ -87,6 +88,21 @@ class TestVerifiedAnswers:
         rewrite_prompt = provider.calls[-1].text()
         assert "16,000원" in rewrite_prompt and "한빛식품" in rewrite_prompt
         assert ToolCallRecord.objects.filter(run=run, forced=True, round=1).exists()
+
+    def test_a_misspelt_own_brand_and_a_name_found_nowhere_are_removed_beyond_the_evidence(self, world):
+        """The payment-terms evidence names no brand: 한빛식퓸 is still 대한물산's 한빛식품 one syllable off, and
+        별빛농장 is no brand, vendor or evidence word at all."""
+        question = ask(world, "결제 조건 알려주세요")
+        draft = f"{PAYMENT_TERMS} 한빛식퓸 참기름도 같은 조건입니다. 별빛농장 제품도 같은 조건입니다."
+        run, _ = run_with(question, [search(), {"content": draft}, {"content": draft}, {"content": draft}])
+        found = {(v["kind"], v["text"], v["suggestion"]) for v in run.rounds.first().violations}
+        assert found == {("brand_misspelt", "한빛식퓸", "한빛식품"), ("brand_unknown", "별빛농장", None)}
+        assert run.final_text == PAYMENT_TERMS
+
+    def test_the_verification_names_carry_the_counterparts_brands_and_in_a_staff_room_the_vendors(self, world):
+        assert verification_names(world["daehan"]).counterpart_brands == ("한빛식품",)
+        staff = verification_names(world["daehan"], internal=True).other_vendors
+        assert not staff.checked and {"대한물산", "DH물산", "가온상사"} <= set(staff.names)
 
     def test_what_still_fails_after_the_last_round_is_removed(self, world):
         question = ask(world, "결제 조건과 할인 알려주세요")

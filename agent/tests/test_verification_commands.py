@@ -87,6 +87,21 @@ def test_check_draft_reports_other_vendor_figures_and_references_unless_internal
     assert internal["violations"] == []
 
 
+def test_check_draft_takes_the_counterparts_brands_and_reports_names_found_nowhere():
+    """A misspelling of a brand the counterpart carries counts without the evidence holding the brand."""
+    case = {
+        "draft": "햇살천도 같은 조건입니다. 별빛농장 제품도 같은 조건입니다.",
+        "evidence": ["결제 할인율은 2.5%입니다."],
+        "known_brands": ["햇살촌"],
+        "counterpart_brands": ["햇살촌"],
+    }
+    payload = json.loads(run("check_draft", "--json", stdin=json.dumps(case, ensure_ascii=False)))
+    found = [(v["kind"], v["text"], v["suggestion"]) for v in payload["violations"]]
+    assert found == [("brand_misspelt", "햇살천", "햇살촌"), ("brand_unknown", "별빛농장", None)]
+    without = json.loads(run("check_draft", "--json", stdin=json.dumps({**case, "counterpart_brands": []})))
+    assert [v["kind"] for v in without["violations"]] == ["brand_unknown"]
+
+
 def test_check_draft_human_report():
     output = run("check_draft", stdin=json.dumps(CASE, ensure_ascii=False))
     assert "[amount]" in output and "근거에 없는 금액: 35,000원" in output and "할인율은 15%입니다." in output

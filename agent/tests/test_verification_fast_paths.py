@@ -269,14 +269,16 @@ def _plain_kind_pattern(kind: claims.ActionKind) -> re.Pattern:
     """The claim pattern written as one plain alternation: noun, then one of its three endings."""
     nouns = "|".join(sorted(claims._ACTION_NOUNS[kind].split(), key=len, reverse=True))
     noun = rf"(?<!미)(?:{nouns})"
-    return re.compile(
-        rf"{noun}{claims._PARTICLE} ?(?:처리 ?)?{claims._NOUN_PAST}{claims._STATEMENT_ENDING}"
-        rf"|{noun}{claims._PARTICLE} ?{claims._COMPLETE}"
-        rf"|{noun} ?(?:해 ?)?드린{claims._ADNOMINAL_END}"
-        rf"|(?:{claims._NATIVE_PAST[kind]}){claims._STATEMENT_ENDING}"
-        rf"|(?:{claims._NATIVE_ADNOMINAL[kind]}){claims._ADNOMINAL_END}",
-        re.MULTILINE,
-    )
+    branches = [
+        rf"{noun}{claims._PARTICLE} ?(?:처리 ?)?{claims._NOUN_PAST}{claims._STATEMENT_ENDING}",
+        rf"{noun}{claims._PARTICLE} ?{claims._COMPLETE}",
+        rf"{noun} ?(?:해 ?)?드린{claims._ADNOMINAL_END}",
+    ]
+    if kind in claims._NATIVE_PAST:  # receipts have no native verb
+        branches.append(rf"(?:{claims._NATIVE_PAST[kind]}){claims._STATEMENT_ENDING}")
+    if kind in claims._NATIVE_ADNOMINAL:
+        branches.append(rf"(?:{claims._NATIVE_ADNOMINAL[kind]}){claims._ADNOMINAL_END}")
+    return re.compile("|".join(branches), re.MULTILINE)
 
 
 def test_claim_nouns_begin_neither_each_other_nor_a_native_verb():
@@ -284,8 +286,8 @@ def test_claim_nouns_begin_neither_each_other_nor_a_native_verb():
     for kind in claims.ActionKind:
         nouns = claims._ACTION_NOUNS[kind].split()
         assert [(noun, other) for noun in nouns for other in nouns if noun != other and noun.startswith(other)] == []
-        stems = f"{claims._NATIVE_PAST[kind]}|{claims._NATIVE_ADNOMINAL[kind]}".split("|")
-        assert {noun[0] for noun in nouns}.isdisjoint(stem[0] for stem in stems)
+        stems = f"{claims._NATIVE_PAST.get(kind, '')}|{claims._NATIVE_ADNOMINAL.get(kind, '')}".split("|")
+        assert {noun[0] for noun in nouns}.isdisjoint(stem[0] for stem in stems if stem)
 
 
 _CLAIM_FRAGMENTS = st.sampled_from(

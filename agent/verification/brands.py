@@ -269,7 +269,7 @@ def cached_name_index(names: "NameIndex | Iterable[str]") -> NameIndex:
 @dataclass(frozen=True, slots=True)
 class Misspelling:
     word: str  # as written in the draft, without its particle
-    brand: str  # the evidence brand it is one character away from
+    brand: str  # the known brand it is one character away from
     start: int
     end: int
 
@@ -327,6 +327,11 @@ class EvidenceText:
     @cached_property
     def folded(self) -> str:
         return fold(self.raw)
+
+    @cached_property
+    def compact(self) -> str:
+        """The folded evidence without white space: a name is found however the evidence spaces it."""
+        return "".join(self.folded.split())
 
     def contains(self, pattern: str) -> bool:
         """Whether the evidence contains the folded ``pattern`` (case and width aside)."""
@@ -389,12 +394,23 @@ def find_misspellings(
     known_brands: NameIndex,
     evidence: EvidenceText,
     min_length: int,
+    anywhere: frozenset[str] = frozenset(),
+    last_resort: frozenset[str] = frozenset(),
 ) -> list[Misspelling]:
-    """Words of ``text`` at edit distance exactly 1 from a known brand that the evidence contains.
+    """Words of ``text`` at edit distance exactly 1 from a known brand the evidence contains, from a brand in
+    ``anywhere`` (the counterpart's own brands), or — in brand position only — from any other known brand.
+
+    A model that writes a brand one syllable off misspells it whether or not this turn's search found the brand.
+    The counterpart's catalogue is small, so a word one syllable from one of its brands is rarely an everyday
+    word; among thousands of known brands many everyday words are (`참고로`, `다시금`), so there only a word in
+    brand position counts: quoted, or followed by `제품`, `상품`, `브랜드` (`햇살천 제품도`). When a word is one
+    edit from several brands the suggestion is, in this order, an evidence brand, one of ``anywhere``, a brand
+    not in ``last_resort`` (the brands only other vendors carry, named only when nothing else is near), that one.
 
     Distance is counted in characters (a Hangul syllable or a Latin letter substituted, inserted or
     deleted) on folded text. A word is left alone when it, with or without its particle, is a known
-    brand or a word of the evidence; words and brands shorter than ``min_length`` are not compared.
+    brand or a word of the evidence (two real brands one syllable apart never flag each other); words and
+    brands shorter than ``min_length`` are not compared.
     Most words have no brand one edit away, which the index remembers, so a draft without such a word is
     done after one set difference, and only the few words that have one are looked up in the evidence.
     """
@@ -408,7 +424,7 @@ def find_misspellings(
         words = _spans_of_words(folded_text, suspects)
     else:  # windows of several words need every word
         words = _word_spans(folded_text)
-    verdicts: dict[str, tuple[int, str] | None] = {}  # drafts repeat words
+    verdicts: dict[tuple[str, bool], tuple[int, str] | None] = {}  # drafts repeat words
     found = []
     taken_until = 0
     for index, (start, first_end) in enumerate(words):
@@ -426,9 +442,12 @@ def find_misspellings(
             candidates = known_brands.misspelling_candidates(folded, min_length)
             if not candidates:
                 continue
-            if folded not in verdicts:
-                verdicts[folded] = _misspelt_brand(folded, candidates, known_brands, evidence)
-            if verdict := verdicts[folded]:
+            key = (folded, in_brand_position(text, start, end))
+            if key not in verdicts:
+                verdicts[key] = _misspelt_brand(
+                    folded, candidates, known_brands, evidence, key[1], anywhere=anywhere, last_resort=last_resort
+                )
+            if verdict := verdicts[key]:
                 length, brand = verdict
                 found.append(
                     Misspelling(word=text[start : start + length], brand=brand, start=start, end=start + length)
@@ -438,19 +457,48 @@ def find_misspellings(
     return found
 
 
+# After a word in brand position: a word for a product or a brand (`햇살천 제품도`, `햇살천 브랜드`).
+_PRODUCT_WORD_RE = re.compile(r"\s?(?:신제품|신상품|제품|상품|브랜드)")
+_QUOTES = {"‘": "’", "'": "'", '"': '"', "“": "”", "「": "」", "『": "』"}
+
+
+def in_brand_position(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` stands where a brand name stands: quoted, or followed by a product word."""
+    if start > 0 and (closing := _QUOTES.get(text[start - 1])) and text.startswith(closing, end):
+        return True
+    return _PRODUCT_WORD_RE.match(text, end) is not None
+
+
 def _misspelt_brand(
-    folded: str, candidates: tuple[tuple[int, str], ...], known_brands: NameIndex, evidence: EvidenceText
+    folded: str,
+    candidates: tuple[tuple[int, str], ...],
+    known_brands: NameIndex,
+    evidence: EvidenceText,
+    brand_position: bool,
+    *,
+    anywhere: frozenset[str],
+    last_resort: frozenset[str],
 ) -> tuple[int, str] | None:
-    """(length of the misspelt stem, brand) when one of the word's ``candidates`` is a brand that the
-    evidence contains and the word is not itself a word of the evidence."""
+    """(length of the misspelt stem, brand) for a word with ``candidates`` that is not itself a word of the
+    evidence, by the order of ``find_misspellings``; None when no candidate counts."""
+    best, best_rank = None, 4
     for length, pattern in candidates:
         brand = known_brands.name_of(pattern)
-        if not known_brands.occurs_in(brand, evidence):
+        if known_brands.occurs_in(brand, evidence):
+            best = length, brand
+            break
+        if brand in anywhere:
+            rank = 1
+        elif not brand_position:
             continue
-        if any(evidence.has_word(variant) for variant in strip_particle_variants(folded)):
-            return None
-        return length, brand
-    return None
+        else:
+            rank = 3 if brand in last_resort else 2
+        if rank < best_rank:
+            best, best_rank = (length, brand), rank
+    # The evidence is searched for the word only when a brand counts (most suspects have none that does).
+    if best is None or any(evidence.has_word(variant) for variant in strip_particle_variants(folded)):
+        return None
+    return best
 
 
 def _deletion_keys(word: str) -> set[str]:

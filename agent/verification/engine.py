@@ -10,9 +10,16 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
-from agent.verification.brands import EvidenceText, NameIndex, cached_name_index, find_misspellings, has_whole_word
+from agent.verification.brands import (
+    EvidenceText,
+    NameIndex,
+    cached_name_index,
+    find_misspellings,
+    has_whole_word,
+    name_patterns,
+)
 from agent.verification.claims import ACTION_LABELS, find_action_claims
 from agent.verification.kinds import JUDGEABLE_KINDS, ViolationKind, kind_label
 from agent.verification.mismatch import Attached, attach, find_swaps, subjects_to_find
@@ -22,8 +29,14 @@ from agent.verification.numbers import (
     parse_quantities,
     quantity_values_among,
 )
-from agent.verification.other_vendors import OtherVendors, find_other_vendor_violations, masked_values_among
+from agent.verification.other_vendors import (
+    PRODUCT_MASK,
+    OtherVendors,
+    find_other_vendor_violations,
+    masked_values_among,
+)
 from agent.verification.sentences import Sentence, split_sentences, text_without
+from agent.verification.unknown_brands import find_unknown_brands
 from agent.verification.values import (
     DATE,
     QUANTITY,
@@ -124,11 +137,15 @@ def verify_draft(
     judge: Judge | None = None,
     settings: VerificationSettings = DEFAULT_SETTINGS,
     question: str = "",
+    counterpart_brands: Iterable[str] = (),
 ) -> VerificationResult:
     """Check ``draft`` against ``evidence`` and return its violations and the text that is safe to send.
 
     Dates, times, quantities and contacts that ``question`` states count as support for the same values in
     the draft (a vendor asking about 100박스 may be answered about 100박스); amounts and percentages never do.
+
+    ``counterpart_brands`` are the brands the counterpart's products carry (among ``known_brands``): a word one
+    syllable off one of them is a misspelling anywhere in the draft, the evidence holding the brand or not.
 
     Name sets may be passed as ``NameIndex`` objects (built once by the caller) or as iterables, which
     are indexed once and cached by their contents.
@@ -137,6 +154,7 @@ def verify_draft(
     brand_index = cached_name_index(known_brands)
     counterpart_index = cached_name_index(counterpart_names)
     confirmed = {str(action).strip().lower() for action in confirmed_actions}
+    others = OtherVendors.of(other_vendor_names)
 
     quantities = tuple(parse_quantities(draft))
     values = tuple(parse_values(draft))
@@ -147,7 +165,7 @@ def verify_draft(
         draft,
         evidence=evidence,
         quantities=quantities,
-        other_vendors=other_vendor_names,
+        other_vendors=others,
         counterpart_names=counterpart_index.names,
         known_brands=brand_index.names,
         quantity_label=format_quantity,
@@ -182,14 +200,23 @@ def verify_draft(
             for match in brand_matches
             if not brand_index.occurs_in(match.name, evidence_text)
         ),
-        *_misspelling_violations(
+    ]
+    names_taken = [(match.start, match.end) for match in brand_matches] + other_vendors.name_spans + counterpart_spans
+    misspellings = _misspelling_violations(
+        draft, evidence_text, brand_index, settings, _brand_names(tuple(counterpart_brands)), others, names_taken
+    )
+    other_vendor_violations = [Violation(**finding) for finding in other_vendors.violations]
+    violations += [
+        *misspellings,
+        *other_vendor_violations,
+        *_unknown_brand_violations(
             draft,
             evidence_text,
+            question,
             brand_index,
-            settings,
-            taken=[(match.start, match.end) for match in brand_matches] + other_vendors.name_spans + counterpart_spans,
+            others,
+            taken=names_taken + [violation.span for violation in (*misspellings, *other_vendor_violations)],
         ),
-        *(Violation(**finding) for finding in other_vendors.violations),
         *(
             Violation(**finding)
             for finding in masked_values_among(
@@ -332,26 +359,90 @@ def _misspelling_violations(
     evidence: EvidenceText,
     brand_index: NameIndex,
     settings: VerificationSettings,
+    counterpart_brands: frozenset[str],
+    other_vendors: OtherVendors,
     taken: list[tuple[int, int]],
 ) -> list[Violation]:
+    """Words one character off a known brand (``find_misspellings``). Off a brand only other vendors carry, the
+    word names that vendor's product: an `other_vendor` violation whose suggestion is the mask, never the brand."""
+    others_only = _brand_names(other_vendors.brands) if other_vendors.checked else frozenset()
     misspellings = find_misspellings(
         draft,
         known_brands=brand_index,
         evidence=evidence,
         min_length=settings.min_fuzzy_brand_length,
+        anywhere=counterpart_brands,
+        last_resort=others_only,
     )
+    found = []
+    for misspelling in misspellings:
+        if _overlaps_any(misspelling.start, misspelling.end, taken) or _is_vendor_name(misspelling.word, other_vendors):
+            continue
+        span = (misspelling.start, misspelling.end)
+        if misspelling.brand in others_only:
+            found.append(
+                Violation(
+                    kind=ViolationKind.OTHER_VENDOR,
+                    value=misspelling.word,
+                    text=misspelling.word,
+                    span=span,
+                    reason=f"다른 벤더 상품과 한 글자 다른 표기: {misspelling.word}",
+                    suggestion=PRODUCT_MASK,
+                )
+            )
+            continue
+        found.append(
+            Violation(
+                kind=ViolationKind.BRAND_MISSPELT,
+                value=misspelling.word,
+                text=misspelling.word,
+                span=span,
+                reason=f"브랜드 표기 오류: {misspelling.word} → {misspelling.brand}",
+                suggestion=misspelling.brand,
+            )
+        )
+    return found
+
+
+def _unknown_brand_violations(
+    draft: str,
+    evidence: EvidenceText,
+    question: str,
+    brand_index: NameIndex,
+    other_vendors: OtherVendors,
+    taken: list[tuple[int, int]],
+) -> list[Violation]:
     return [
         Violation(
-            kind=ViolationKind.BRAND_MISSPELT,
-            value=misspelling.word,
-            text=misspelling.word,
-            span=(misspelling.start, misspelling.end),
-            reason=f"브랜드 표기 오류: {misspelling.word} → {misspelling.brand}",
-            suggestion=misspelling.brand,
+            kind=ViolationKind.BRAND_UNKNOWN,
+            value=name.word,
+            text=name.word,
+            span=(name.start, name.end),
+            reason=f"근거와 브랜드 목록 어디에도 없는 이름: {name.word}",
         )
-        for misspelling in misspellings
-        if not _overlaps_any(misspelling.start, misspelling.end, taken)
+        for name in find_unknown_brands(
+            draft, evidence=evidence, question=question, known_brands=brand_index, taken=taken
+        )
+        if not _is_vendor_name(name.word, other_vendors)
     ]
+
+
+@lru_cache(maxsize=256)
+def _brand_names(brands: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(brands)
+
+
+def _is_vendor_name(word: str, other_vendors: OtherVendors) -> bool:
+    """Whether the word is a vendor's name. In a vendor room every vendor name in the draft is a span of its own
+    already (the counterpart's kept, the others flagged); a staff room passes the names unchecked, for this."""
+    if other_vendors.checked or not other_vendors.names:
+        return False
+    return bool(name_patterns(word) & _vendor_name_patterns(other_vendors.names))
+
+
+@lru_cache(maxsize=4)
+def _vendor_name_patterns(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(pattern for name in names for pattern in name_patterns(name))
 
 
 def _overlaps(left: tuple[int, int], right: tuple[int, int]) -> bool:

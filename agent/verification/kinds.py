@@ -13,6 +13,7 @@ class ViolationKind(StrEnum):
     PERCENT_POINT = "percent_point"
     BRAND_UNSUPPORTED = "brand_unsupported"
     BRAND_MISSPELT = "brand_misspelt"
+    BRAND_UNKNOWN = "brand_unknown"
     DATE = "date"
     TIME = "time"
     QUANTITY = "quantity"
@@ -102,6 +103,18 @@ _KINDS = (
         "브랜드",
         "brand",
         True,
+        "word",
+        Research.FLAGGED_TEXT,
+        ReportBucket.UNSUPPORTED_VALUE,
+    ),
+    # A brand- or business-shaped name found nowhere (agent/verification/unknown_brands.py): no evidence passage
+    # holds it, so no quote can state it and the judge is not asked.
+    KindInfo(
+        ViolationKind.BRAND_UNKNOWN,
+        "알 수 없는 브랜드",
+        "브랜드",
+        "brand",
+        False,
         "word",
         Research.FLAGGED_TEXT,
         ReportBucket.UNSUPPORTED_VALUE,

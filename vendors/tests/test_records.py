@@ -10,7 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vendors.models import VendorRecord
-from vendors.records import brand_names_all, particle_strip, query_tokens, vendor_records_search
+from vendors.records import (
+    brand_names_all,
+    brand_names_of_vendor,
+    particle_strip,
+    query_tokens,
+    vendor_records_search,
+)
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory, ProductFactory, VendorRecordFactory
 
@@ -284,3 +290,21 @@ def test_brand_names_all_lists_names_and_aliases():
     BrandFactory(name="한빛식품")
 
     assert sorted(brand_names_all()) == ["한빛식품", "해태", "해태제과"]
+
+
+def test_brand_names_of_vendor_lists_the_brands_its_current_products_carry():
+    """The counterpart's own catalogue: a brand it carries, with its aliases; not another vendor's brand, not the
+    brand of a product staff retired, never twice for two products."""
+    own, other = VendorFactory(code="1001"), VendorFactory(code="1002")
+    haetae, hanbit, retired = (
+        BrandFactory(name="해태", aliases=["해태제과"]),
+        BrandFactory(name="한빛식품"),
+        BrandFactory(name="고운들"),
+    )
+    ProductFactory(vendor=own, brand=haetae, sku="A-1")
+    ProductFactory(vendor=own, brand=haetae, sku="A-2")
+    ProductFactory(vendor=other, brand=hanbit, sku="B-1")
+    ProductFactory(vendor=own, brand=retired, sku="A-3", retired_at=datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC))
+
+    assert brand_names_of_vendor(own) == ["해태", "해태제과"]
+    assert brand_names_of_vendor(other) == ["한빛식품"]

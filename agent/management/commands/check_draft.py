@@ -1,8 +1,9 @@
 """`python manage.py check_draft [--json] < case.json` or `--batch cases.jsonl` — verify drafts in code.
 
-A case is `{"draft", "question", "evidence", "known_brands", "counterpart", "other_vendors", "other_vendor_brands",
-"confirmed_actions", "internal"}` (all but the draft optional; `internal: true` checks nothing about other vendors,
-as in a staff room); the result is `{"violations", "clean_text", "quantities"}` (see docs/verification.md).
+A case is `{"draft", "question", "evidence", "known_brands", "counterpart", "counterpart_brands", "other_vendors",
+"other_vendor_brands", "confirmed_actions", "internal"}` (all but the draft optional; `internal: true` checks nothing
+about other vendors, as in a staff room); the result is `{"violations", "clean_text", "quantities"}` (see
+docs/verification.md).
 """
 
 import json
@@ -14,7 +15,15 @@ from django.core.management.base import CommandError
 from agent.verification import OtherVendors, VerificationResult, VerificationSettings, verify_draft
 from config.commands import ProjectCommand
 
-LIST_FIELDS = ("evidence", "known_brands", "counterpart", "other_vendors", "other_vendor_brands", "confirmed_actions")
+LIST_FIELDS = (
+    "evidence",
+    "known_brands",
+    "counterpart",
+    "counterpart_brands",
+    "other_vendors",
+    "other_vendor_brands",
+    "confirmed_actions",
+)
 TEXT_FIELDS = ("question",)  # optional; dates, times, quantities and contacts it states count as support
 
 
@@ -116,4 +125,5 @@ def _verify(case: dict, verification_settings: VerificationSettings) -> Verifica
         confirmed_actions=case["confirmed_actions"],
         settings=verification_settings,
         question=case["question"],
+        counterpart_brands=case["counterpart_brands"],
     )
