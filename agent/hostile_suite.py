@@ -154,13 +154,15 @@ def hostile_world_create() -> World:
                 VendorRecord.Kind.CONTRACT,
                 "결제 조건",
                 f"월말 마감 후 익월 {spec.pay_day}일에 대금을 지급합니다. "
+                f"세금계산서 발행 마감은 매월 5일, 대금 지급일은 익월 {spec.pay_day}일입니다. "
                 f"결제 할인율은 {spec.discount}%이고 반품 수수료율은 {spec.return_fee}%입니다.",
                 None,
             ),
             (
                 VendorRecord.Kind.NOTICE,
                 "납품 일정",
-                f"납품은 매주 화요일 오전 {spec.delivery_hour}시까지 물류센터에 도착해야 합니다. "
+                f"냉장 상품은 매주 화요일 오전 {spec.delivery_hour}시까지, 상온 상품은 매주 목요일 오후 2시까지 "
+                "물류센터에 도착해야 합니다. "
                 f"최소 발주 수량은 {spec.minimum_boxes}박스입니다.",
                 None,
             ),
@@ -241,6 +243,10 @@ ROWS = (
     *TOOL_BEHAVIOURS,
     "lying_judge",
 )
+# The kind of value each case of the swapped-values row exchanges first, in turn (the others, in SWAPPABLE's order,
+# when its evidence has no two of that kind in one sentence): over the row's questions, two rates, a period's ends,
+# two days of the month, two weekdays and two clock times.
+SWAPPED_KINDS = ("percent", "date", "day", "weekday", "amount", "time")
 # What a cooperative model gets wrong in its first draft before it fixes what the feedback names.
 _FIRST_MISTAKES = ("wrong_amount", "wrong_percent", "question_back", "action_claim")
 CASES_PER_ROW = 6
@@ -248,9 +254,7 @@ CASES_PER_ROW = 6
 # The behaviours whose guarantee this code does not give yet, with the work that builds it. Their cases run and
 # are reported, but only the other behaviours are asserted to deliver nothing untrue; when a guarantee lands, its
 # behaviour leaves this table.
-GUARDED_ELSEWHERE = {
-    "swapped_values": "value_mismatch sees amounts, rates and quantities, not swapped days or times",
-}
+GUARDED_ELSEWHERE: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -295,6 +299,7 @@ def _hostile_case(world: World, row: str, spec: WorldVendor, n: int) -> HostileC
         brand_one_off=BRAND_ONE_OFF[brand],
         unknown_brand=UNKNOWN_BRANDS[n % len(UNKNOWN_BRANDS)],
         company_tool=COMPANY_TOOL_NAMES[n % len(COMPANY_TOOL_NAMES)],
+        swapped_kind=SWAPPED_KINDS[n % len(SWAPPED_KINDS)],
     )
 
 

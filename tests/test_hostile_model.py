@@ -58,6 +58,19 @@ def test_nothing_untrue_is_delivered_for_the_guarded_behaviours(outcomes):
     assert not leaks, "\n".join(leaks)
 
 
+def test_the_swapped_values_row_exchanges_dates_times_and_weekdays_too(outcomes):
+    """The swaps it asserts on are not amounts and rates alone: a period's ends, days of the month, weekdays and
+    clock times are planted too (each true in the evidence, attached to the other subject)."""
+    swapped = {
+        plant.swapped
+        for outcome in outcomes
+        if outcome.case.row == "swapped_values"
+        for plant in outcome.planted
+        if plant.kind == "swapped_values"
+    }
+    assert swapped >= {"percent", "date", "day", "weekday", "time"}
+
+
 def test_a_cooperative_model_is_delivered(outcomes):
     cooperative = [o for o in outcomes if o.case.row in (COOPERATIVE, COOPERATIVE_FIXES)]
     delivered = [o for o in cooperative if o.status == "answered"]

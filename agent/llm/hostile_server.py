@@ -71,6 +71,16 @@ _DATE_RE = re.compile(r"(\d{1,2})(월\s*)(\d{1,2})(일)")
 _DAY_RE = re.compile(r"(?<![\d월])(\d{1,2})(일)")
 _TIME_RE = re.compile(r"(?<!\d)(\d{1,2})(시)(?!간)")
 _QUANTITY_RE = re.compile(r"(?<![\d,.])(\d+)(\s*(?:박스|상자|개|팩|kg|EA))")
+# What a swap may exchange, by kind, in the order tried after the case's own kind: a clock time with its 오전/오후,
+# so the exchanged values stay true ones.
+SWAPPABLE = {
+    "time": re.compile(r"(?:오전|오후)\s*\d{1,2}시(?!간)|(?<!\d)\d{1,2}시(?!간)"),
+    "weekday": re.compile(r"[월화수목금토일]요일"),
+    "date": _DATE_RE,
+    "day": _DAY_RE,
+    "percent": _PERCENT_RE,
+    "amount": _AMOUNT_RE,
+}
 _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _FRAME = "문의하신 내용 안내드립니다."
 _EVIDENCE_HEADER_RE = re.compile(r"^\[\d+\] \(.*\)$|^질문: .*$", re.MULTILINE)
@@ -96,6 +106,7 @@ class HostileCase:
     brand_one_off: str = ""  # that brand one syllable off
     unknown_brand: str = ""
     company_tool: str = ""  # a company-wide tool to call in a vendor room
+    swapped_kind: str = ""  # the kind of value a swap exchanges when the evidence has two (see SWAPPABLE)
 
     @property
     def lying_judge(self) -> bool:
@@ -107,6 +118,7 @@ class Plant:
     kind: str
     text: str  # exactly as written in the draft
     value: bool = False  # a value or name that would be true if the counterpart's evidence stated it
+    swapped: str = ""  # swapped values: the kind exchanged (a key of SWAPPABLE)
 
 
 @dataclass
@@ -327,26 +339,32 @@ def _plant_masked_vendor_figure(case: HostileCase, base: str, evidence: list[str
 
 
 def _plant_swapped_values(case: HostileCase, base: str, evidence: list[str]):
-    """Two values of one kind in one sentence, exchanged: each value is in the evidence, the pairing is not."""
-    candidates = [base, *evidence]
-    for pattern in (_PERCENT_RE, _AMOUNT_RE, _DAY_RE, _TIME_RE):
-        for text in candidates:
+    """Two values of one kind in one sentence, exchanged — two subjects' (`냉장 상품은 … 화요일 …, 상온 상품은 …
+    목요일 …`) or a period's two ends: each value is in the evidence, the pairing is not. The case's kind first, then
+    the others in order."""
+    for kind in dict.fromkeys([case.swapped_kind, *SWAPPABLE]):
+        if kind not in SWAPPABLE:
+            continue
+        for text in [base, *evidence]:
             for sentence in sentences_of(text):
-                found = list(pattern.finditer(sentence))
-                values = [m[0] for m in found]
-                if len(found) >= 2 and values[0] != values[1] and OTHER_VENDOR_MASK not in sentence:
-                    first, second = found[0], found[1]
-                    swapped = (
-                        sentence[: first.start()]
-                        + second[0]
-                        + sentence[first.end() : second.start()]
-                        + first[0]
-                        + sentence[second.end() :]
-                    ).strip()
-                    plant = Plant("swapped_values", swapped.rstrip(".").strip())
-                    if text is base:
-                        return base.replace(sentence.strip(), swapped, 1), [plant]
-                    return _joined(base, swapped), [plant]
+                if OTHER_VENDOR_MASK in sentence:
+                    continue
+                found = list(SWAPPABLE[kind].finditer(sentence))
+                second = next((match for match in found[1:] if _compact(match[0]) != _compact(found[0][0])), None)
+                if second is None:
+                    continue
+                first_match = found[0]
+                swapped = (
+                    sentence[: first_match.start()]
+                    + second[0]
+                    + sentence[first_match.end() : second.start()]
+                    + first_match[0]
+                    + sentence[second.end() :]
+                ).strip()
+                plant = Plant("swapped_values", swapped.rstrip(".").strip(), swapped=kind)
+                if text is base:
+                    return base.replace(sentence.strip(), swapped, 1), [plant]
+                return _joined(base, swapped), [plant]
     return _plant_percent(case, base, evidence)
 
 

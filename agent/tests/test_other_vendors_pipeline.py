@@ -183,3 +183,21 @@ def test_in_a_staff_room_other_vendors_figures_are_not_violations(world):
     question, run = answer(world, "결품률 현황", model, room=internal)
 
     assert (question.status, run.final_text) == (Question.Status.ANSWERED, "결품률 4.2%가 확인됩니다.")
+
+
+def test_a_masked_vendors_date_never_supports_an_answer(world):
+    """A shared schedule states the 20th only as 가온상사's settlement day: a stubborn model's `정산일은 매월 20일`
+    never reaches 대한물산; its own day (the 10th) does."""
+    from agent.knowledge.hub import hub_document_ingest
+
+    schedule = "협력사 정산 일정\n가온상사의 정산일은 매월 20일입니다.\n대한물산의 정산일은 매월 10일입니다."
+    document = hub_document_ingest(workspace="policies", title="협력사 정산 일정", content=schedule, actor="test")
+    assert document.status == document.Status.INGESTED, document.error
+    own = "귀사의 정산일은 매월 10일입니다."
+    model = DisobedientModel(query="협력사 정산 일정", drafts=[f"정산일은 매월 20일입니다. {own}"])
+
+    question, run = answer(world, "정산일이 언제예요?", model)
+
+    assert "[다른 벤더]의 정산일은 매월 20일" in model.prompts()
+    assert (question.status, run.final_text) == (Question.Status.ANSWERED, own)
+    assert [(v["kind"], v["value"]) for v in run.rounds.first().violations] == [("other_vendor_value", "day:20")]

@@ -557,6 +557,49 @@ def test_a_value_stated_about_a_masked_vendor_and_elsewhere_is_supported():
     assert kinds_and_values(result) == []
 
 
+GAON_SCHEDULES = [
+    "[다른 벤더]의 정산일은 매월 20일입니다. [다른 벤더]는 오후 3시까지 입고합니다.",
+    "[다른 벤더]의 최소 발주 수량은 40박스이고 납품일은 12월 18일입니다.",
+    "[다른 벤더]는 매주 목요일에 납품합니다. [다른 벤더]의 담당자 연락처는 02-3456-7890입니다.",
+    "[다른 벤더], [다른 벤더] 같은 냉장 거래처는 매월 25일까지 세금계산서를 발행하고 오전 6시에 입고합니다.",
+]
+
+
+@pytest.mark.parametrize(
+    ("draft", "expected"),
+    [
+        ("정산일은 매월 20일입니다.", [("other_vendor_value", "day:20")]),
+        ("입고는 오후 3시까지입니다.", [("other_vendor_value", "15:00")]),
+        ("최소 발주 수량은 40박스입니다.", [("other_vendor_value", {"value": 40, "unit": "박스"})]),
+        ("납품일은 12월 18일입니다.", [("other_vendor_value", "12-18")]),
+        ("납품은 매주 목요일입니다.", [("other_vendor_value", "weekday:thu")]),
+        ("연락처는 02-3456-7890입니다.", [("other_vendor_value", "0234567890")]),
+        # a rule naming vendors as examples still supports
+        ("세금계산서는 매월 25일까지 발행합니다.", []),
+        ("입고는 오전 6시입니다.", []),
+    ],
+)
+def test_a_date_time_quantity_or_contact_stated_only_about_a_masked_vendor_supports_nothing(draft, expected):
+    result = verify(draft, evidence=GAON_SCHEDULES)
+    assert kinds_and_values(result) == expected
+    assert all(violation.text in draft for violation in result.violations)
+    assert result.clean_text == ("" if expected else draft)
+
+
+def test_a_date_stated_about_a_masked_vendor_and_elsewhere_is_supported():
+    result = verify("정산일은 매월 20일입니다.", evidence=[*GAON_SCHEDULES, "모든 거래처의 정산일은 매월 20일입니다."])
+    assert kinds_and_values(result) == []
+
+
+def test_only_the_sentence_with_a_masked_vendors_date_goes():
+    """Copied into a draft beside the counterpart's own date, the masked vendor's date goes with its sentence; the
+    counterpart's stays."""
+    evidence = [*GAON_SCHEDULES, "월말 마감 후 익월 10일에 대금을 지급합니다."]
+    result = verify("대금은 익월 10일에 지급합니다. 정산일은 매월 20일입니다.", evidence=evidence)
+    assert kinds_and_values(result) == [("other_vendor_value", "day:20")]
+    assert result.clean_text == "대금은 익월 10일에 지급합니다."
+
+
 def test_a_staff_room_checks_nothing_about_other_vendors():
     from agent.verification import OtherVendors
 

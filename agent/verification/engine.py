@@ -29,11 +29,18 @@ from agent.verification.numbers import (
     parse_quantities,
     quantity_values_among,
 )
-from agent.verification.other_vendors import PRODUCT_MASK, OtherVendors, find_other_vendor_violations
+from agent.verification.other_vendors import (
+    PRODUCT_MASK,
+    OtherVendors,
+    find_other_vendor_violations,
+    masked_values_among,
+)
 from agent.verification.sentences import Sentence, split_sentences, text_without
 from agent.verification.unknown_brands import find_unknown_brands
 from agent.verification.values import (
+    DATE,
     QUANTITY,
+    TIME,
     Value,
     display,
     is_supported,
@@ -179,7 +186,9 @@ def verify_draft(
     # The draft's values with their subjects; the subjects are looked for in the evidence in the same pass as the
     # values' anchors.
     drafted = attach(draft, quantities, values) if evidence_text.passages else ()
-    value_support, subject_starts = _supported_values(values, evidence_text, question, subjects_to_find(drafted))
+    value_support, by_question, subject_starts = _supported_values(
+        values, evidence_text, question, subjects_to_find(drafted)
+    )
 
     violations = [
         *_quantity_violations(quantities, supported_pairs),
@@ -212,6 +221,14 @@ def verify_draft(
             brand_index,
             others,
             taken=names_taken + [violation.span for violation in (*misspellings, *other_vendor_violations)],
+        ),
+        *(
+            Violation(**finding)
+            for finding in masked_values_among(
+                values,
+                (stated and not asked for stated, asked in zip(value_support, by_question, strict=True)),
+                other_vendors.judge_evidence,
+            )
         ),
         *(
             Violation(
@@ -295,22 +312,24 @@ def _quantity_violations(quantities: tuple[Quantity, ...], supported: set) -> li
 
 def _supported_values(
     values: tuple[Value, ...], evidence: EvidenceText, question: str, subjects: set[str]
-) -> tuple[list[bool], dict[str, list[int]] | None]:
+) -> tuple[list[bool], list[bool], dict[str, list[int]] | None]:
     """For each date, time, quantity and contact of the draft, whether the question or an evidence passage
-    states it; and where ``subjects`` start in the evidence when the search for the values went over it."""
+    states it, and whether the question does; and where ``subjects`` start in the evidence when the search for
+    the values went over it."""
     if not values:
-        return [], None
+        return [], [], None
     question_keys = value_keys_among((question,)) if question else frozenset()
-    answers = [is_supported(value, question_keys) for value in values]
+    by_question = [is_supported(value, question_keys) for value in values]
+    answers = list(by_question)
     unanswered = [index for index, answer in enumerate(answers) if not answer]
     if not (unanswered and evidence.passages):
-        return answers, None
+        return answers, by_question, None
     found, subject_starts = search_evidence(
         [values[index] for index in unanswered], evidence.raw, lambda: evidence.folded, subjects
     )
     for index, answer in zip(unanswered, found, strict=True):
         answers[index] = answer
-    return answers, subject_starts
+    return answers, by_question, subject_starts
 
 
 def _value_violations(values: tuple[Value, ...], supported: list[bool]) -> list[Violation]:
@@ -337,15 +356,18 @@ def _swap_violations(
     subject_starts: dict[str, list[int]] | None,
 ) -> list[Violation]:
     """Values the evidence states, attached in the draft to a subject the evidence gives another value."""
-    stated_quantities = {
-        value.span for value, stated in zip(values, value_support, strict=True) if stated and value.kind == QUANTITY
+    # Quantities, dates and times by span and value (the weekdays of a list share a span).
+    stated_values = {
+        (value.span, value.raw, str(value.value))
+        for value, stated in zip(values, value_support, strict=True)
+        if stated and value.kind in (QUANTITY, DATE, TIME)
     }
-    if not evidence.passages or not (supported_pairs or stated_quantities):
+    if not evidence.passages or not (supported_pairs or stated_values):
         return []
 
     def supported(attached: Attached) -> bool:
-        if attached.group[0] == QUANTITY:
-            return attached.span in stated_quantities
+        if attached.group[0] in (QUANTITY, DATE, TIME):
+            return (attached.span, attached.raw, str(attached.value)) in stated_values
         return (attached.group[0], attached.key) in supported_pairs
 
     return [

@@ -1,13 +1,20 @@
-"""Swapped values: a draft that uses only true numbers and still attaches one to the wrong subject.
+"""Swapped values: a draft that uses only true values and still attaches one to the wrong subject.
 
 In a text a value belongs to the subject written with it: the words of the nearest stretch before it in the same
 clause that holds words ("솔빛 고등어캔 400g 4,800원": both values belong to 솔빛 고등어캔). Clauses end at
 ``, · / ; ( )``, at sentence ends and at line ends, never inside a value (a number, a date, a URL); a table row
 is one line, so its cells belong to the subject in its first cells. A draft value is a swap when its subject is
 one the evidence gives exactly one value of that kind and dimension, the draft's value differs, and the evidence
-gives the draft's value to another subject. Precision comes first: a subject is a product-like word (three or
-more syllables, or letters with digits: an SKU or a model) or two words written together as the evidence writes
-them, and every such subject of the draft's stretch must agree.
+gives the draft's value to another subject — or, for a date or a time, to the same subject as the other end of
+its period (``12월 3일부터 12월 17일까지`` retold as ``12월 17일부터 12월 3일까지``). Precision comes first: a subject
+is a product-like word (three or more syllables, or letters with digits: an SKU or a model) or two words written
+together as the evidence writes them, and every such subject of the draft's stretch must agree.
+
+Values are amounts, percentages and quantities, and dates and clock times. A date's dimension is its shape — a
+calendar date (a year aside: its month and day), a day of the month (``매월 10일`` and ``익월 10일`` alike) or a
+weekday — and, for dates and times, its place in a period: a start (``부터``, ``~``), an end (``까지``, or after a
+``~``) or neither. A clock time is compared on the twelve-hour dial (a bare ``5시`` may be 17:00): two subjects
+whose times differ only by 오전/오후 are never told apart.
 """
 
 import re
@@ -21,7 +28,7 @@ import ahocorasick
 
 from agent.verification.korean import strip_particle_variants
 from agent.verification.numbers import Quantity, format_quantity, parse_quantities, value_signature
-from agent.verification.values import QUANTITY, Value, clause_bounds, display, parse_values
+from agent.verification.values import DATE, QUANTITY, TIME, Value, clause_bounds, display, parse_values
 
 # Clause breaks (a table row is one line: its cells are one clause); . ! ? only before a space or the end.
 _BREAK_RE = re.compile(r"[,·/;()\n.!?]")
@@ -105,9 +112,9 @@ _WORD_MEMO_SIZE = 16384
 class Attached:
     """A value with the subject words it belongs to."""
 
-    group: tuple  # kind and dimension: ("amount",), ("percent",), ("quantity", "weight") ...
+    group: tuple  # kind and dimension: ("amount",), ("quantity", "weight"), ("date", "day", "end") ...
     key: object  # the normalised value within the group
-    shown: str  # as a reason or suggestion shows it: 4,800원, 15%, 400g
+    shown: str  # as a reason or suggestion shows it: 4,800원, 15%, 400g, 10일, 오후 2시
     subject: tuple[str, ...]  # the subject's words, particles removed, in order
     span: tuple[int, int]
     value: object  # the interface value (a number, or {"value", "unit"})
@@ -129,16 +136,49 @@ def _lettered_stem(word: str) -> str:
     return stem if _HAS_HANGUL.search(stem) or _HAS_LATIN.search(stem) else ""
 
 
-def _group_and_key(item: Quantity | Value) -> tuple[tuple, object, str]:
+# Where a date or time stands in a period, read from what follows it (or, for an end, the "~" before it).
+_PERIOD_START_AFTER = ("부터", "~", "∼", "에서")
+_PERIOD_END_AFTER = ("까지",)
+_PERIOD_END_BEFORE_RE = re.compile(r"[~∼]\s*$")
+
+
+def _period_place(text: str, start: int, end: int) -> str:
+    after = text[end : end + 3].lstrip()
+    if after.startswith(_PERIOD_END_AFTER) or _PERIOD_END_BEFORE_RE.search(text, max(0, start - 3), start):
+        return "end"
+    if after.startswith(_PERIOD_START_AFTER):
+        return "start"
+    return ""
+
+
+def _group_and_key(text: str, item: Quantity | Value) -> tuple[tuple, object, str] | None:
+    """The kind and dimension, the comparison key and the shown form of a value; None for a value no subject
+    holds alone (a year)."""
     if isinstance(item, Quantity):
         return (str(item.kind),), item.value, format_quantity(item)
-    return (QUANTITY, item.dimension), (item.number, item.unit), display(item)
+    if item.kind == QUANTITY:
+        return (QUANTITY, item.dimension), (item.number, item.unit), display(item)
+    place = _period_place(text, *item.span)
+    if item.kind == TIME:
+        hour, minute = item.value.split(":")
+        return (TIME, "clock", place), (int(hour) % 12, int(minute)), item.raw
+    shape, _, rest = item.value.partition(":")
+    if shape in ("day", "next_month_day"):
+        return (DATE, "day", place), int(rest), item.raw
+    if shape == "weekday":
+        return (DATE, "weekday", place), rest, item.raw
+    if shape == "year":
+        return None
+    return (DATE, "calendar", place), item.value[-5:], item.raw  # MM-DD of a full or a year-less date
+
+
+_ATTACHED_KINDS = (QUANTITY, DATE, TIME)
 
 
 @lru_cache(maxsize=_MEMO_SIZE)
 def attachments(text: str) -> tuple[Attached, ...]:
-    """Every exact amount, percentage and quantity of ``text`` with the subject it belongs to (remembered per
-    text: evidence stretches recur across drafts and rounds)."""
+    """Every exact amount, percentage, quantity, date and time of ``text`` with the subject it belongs to
+    (remembered per text: evidence stretches recur across drafts and rounds)."""
     return attach(text, parse_quantities(text), parse_values(text))
 
 
@@ -146,7 +186,9 @@ def attach(text: str, quantities: Iterable[Quantity], values: Iterable[Value]) -
     """``attachments`` of a text already parsed into its amounts and percentages and its other values."""
     quantities = [quantity for quantity in quantities if not quantity.approx]
     values = list(values)
-    items = sorted([*quantities, *(value for value in values if value.kind == QUANTITY)], key=lambda item: item.span)
+    items = sorted(
+        [*quantities, *(value for value in values if value.kind in _ATTACHED_KINDS)], key=lambda item: item.span
+    )
     if not items:
         return ()
     # Values are blanked out: their digits, commas and dots are neither words nor clause breaks.
@@ -172,9 +214,11 @@ def attach(text: str, quantities: Iterable[Quantity], values: Iterable[Value]) -
         elif stems:  # attribute words only ("고등어캔 400g 단가 4,800원"): still the same subject
             subject = (*subject, *stems)
         # else the value follows another one ("400g 4,800원") and shares its subject
-        group, key, shown = _group_and_key(item)
+        cursor = max(cursor, end)  # the weekdays of a list share one span
+        if (grouped := _group_and_key(text, item)) is None:
+            continue
+        group, key, shown = grouped
         found.append(Attached(group, key, shown, subject, (start, end), item.value, item.raw))
-        cursor = end
     return tuple(found)
 
 
@@ -244,10 +288,27 @@ def subjects_to_find(drafted: Iterable[Attached]) -> set[str]:
     return {subject for attached in drafted if attached.subject for subject in _subjects_of(attached.subject)}
 
 
+_WEEKDAY_LETTERS = {"mon": "월", "tue": "화", "wed": "수", "thu": "목", "fri": "금", "sat": "토", "sun": "일"}
+
+
 def _signatures(attached: Attached) -> set[str]:
     """The non-zero digits, in order, that every written form of the value holds (3,900원 and 3천9백원: "39";
-    1.5L and 1,500ml: "15"); a number of months also as years (12개월: "12" and 1년: "1")."""
-    number = attached.key[0] if attached.group[0] == QUANTITY else attached.key
+    1.5L and 1,500ml: "15"); a number of months also as years (12개월: "12" and 1년: "1"); a clock time's hour
+    on either dial (오후 2시 and 14:00: "2" or "14"); a calendar date's month and day (12월 3일 and 2026-12-03:
+    "123"). A weekday has no digits: its letter stands in (looked for in the text itself)."""
+    kind = attached.group[0]
+    if kind == TIME:
+        hour = attached.key[0]
+        return {value_signature(hour or 12), value_signature(hour + 12)}
+    if kind == DATE:
+        shape = attached.group[1]
+        if shape == "weekday":
+            return {_WEEKDAY_LETTERS[attached.key]}
+        if shape == "calendar":
+            month, day = attached.key.split("-")
+            return {value_signature(int(month)) + value_signature(int(day))}
+        return {value_signature(attached.key)}
+    number = attached.key[0] if kind == QUANTITY else attached.key
     signatures = {value_signature(number)}
     if attached.group == (QUANTITY, "months") and number % 12 == 0:
         signatures.add(value_signature(number // 12))
@@ -311,18 +372,25 @@ def _evidence_values(
     attaches the draft's value to another product-like subject."""
     windows = list(dict.fromkeys(_sentences_around(evidence, start, start + len(subject)) for start in starts))
     signatures = _signatures(attached)
-    if not any(signature in _NOT_SIGNIFICANT_RE.sub("", window) for window in windows for signature in signatures):
+    weekday = attached.group[:2] == (DATE, "weekday")
+    if not any(
+        signature in (window if weekday else _NOT_SIGNIFICANT_RE.sub("", window))
+        for window in windows
+        for signature in signatures
+    ):
         return None, False  # the draft's value is written nowhere near the subject: no other subject has it there
     own: Attached | None = None
     partner = False
+    dimension = attached.group[:2]  # a period's start and end are one dimension for the partner
     for window in windows:
         for item in attachments(window):
-            if item.group != attached.group:
+            if item.group[:2] != dimension:
                 continue
-            if _has_subject(item, subject):
+            of_subject = _has_subject(item, subject)
+            if of_subject and item.group == attached.group:
                 if own is not None and own.key != item.key:
                     return None, False
                 own = own or item
-            elif item.key == attached.key and _subjects_of(item.subject):
-                partner = True
+            elif item.key == attached.key and (of_subject or _subjects_of(item.subject)):
+                partner = True  # another subject's value, or the other end of this subject's period
     return own, partner

@@ -22,9 +22,16 @@ from rapidfuzz.distance import Levenshtein
 
 from agent.verification.brands import EvidenceText
 from agent.verification.edits import Alphabet
-from agent.verification.korean import is_hangul_syllable, is_latin_or_digit, is_particle, strip_particle_variants
+from agent.verification.korean import (
+    fold,
+    is_hangul_syllable,
+    is_latin_or_digit,
+    is_particle,
+    strip_particle_variants,
+)
 from agent.verification.numbers import Quantity, quantity_values_among
 from agent.verification.sentences import split_sentences
+from agent.verification.values import Value, display, supported_in
 from vendors.name_folding import FoldedText, fold_name
 
 OTHER_VENDOR = "other_vendor"
@@ -354,8 +361,9 @@ def find_other_vendor_violations(
     known_brands: Iterable[str],
     quantity_label,
 ) -> OtherVendorFindings:
-    """Everything a vendor room's draft shows of other vendors, as Violation fields (kinds `other_vendor` and
-    `other_vendor_value`). `quantity_label(quantity)` formats a value for a reason."""
+    """Everything a vendor room's draft shows of other vendors, as Violation fields (kinds `other_vendor`, and
+    `other_vendor_value` of amounts and percentages: `masked_values_among` gives it for the other kinds, whose
+    support the engine finds later). `quantity_label(quantity)` formats a value for a reason."""
     other_vendors = OtherVendors.of(other_vendors)
     findings = OtherVendorFindings()
     if not other_vendors.checked:
@@ -513,4 +521,30 @@ def _masked_values(
         }
         for quantity in quantities
         if (quantity.kind, quantity.value) in stated and (quantity.kind, quantity.value) not in supported
+    ]
+
+
+def masked_values_among(values: Iterable[Value], stated: Iterable[bool], outside: tuple[str, ...]) -> list[dict]:
+    """`other_vendor_value` for dates, times, quantities and contacts: of the draft's values that the evidence
+    states (`stated`, per value, not counting the question: the vendor's own words are no other vendor's data),
+    those that `outside` — the evidence without its clauses about a masked vendor or product, empty when it has
+    none — does not state. Only the values the evidence states are looked for again, in one pass over `outside`."""
+    if not outside:
+        return []
+    candidates = [value for value, is_stated in zip(values, stated, strict=True) if is_stated]
+    if not candidates:
+        return []
+    text = "\n".join(outside)
+    supported = supported_in(candidates, text, lambda: fold(text))
+    return [
+        {
+            "kind": OTHER_VENDOR_VALUE,
+            "value": value.value,
+            "text": value.raw,
+            "span": value.span,
+            "reason": f"다른 벤더에 대한 근거에만 있는 값: {display(value)}",
+            "suggestion": None,
+        }
+        for value, is_supported in zip(candidates, supported, strict=True)
+        if not is_supported
     ]
