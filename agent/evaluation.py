@@ -185,8 +185,9 @@ def _evaluate_case(number: int, case: dict, provider) -> CaseResult:
     result = CaseResult(number, case["question"], trace.outcome, trace.final_text, latency, topic=topic)
     if trace.final_text and trace.outcome == "answered":
         names = verification_names(vendor, internal=internal)
+        # The references block is code's own addition (the FAQ entries' source URLs), not a draft to check.
         check = verify_draft(
-            trace.final_text,
+            answer_body(trace.final_text),
             evidence=evidence_texts,
             record_evidence=[item.text for _, item in trace.evidence if item.source_kind == "record"],
             known_brands=names.brands,

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agent.evaluation import CaseResult, EvaluationReport
+from agent.knowledge.faq_services import faq_entry_create
 from agent.llm.base import provider_override
 from agent.llm.scripted import ScriptedProvider
 from vendors.tests.factories import VendorFactory
@@ -42,6 +43,34 @@ def test_eval_reports_rates_and_zero_unsafe_deliveries(labelled_set, capsys):
     assert unsafe == (0, 0, 0)
     assert summary["evidence_hit_rate"] == 1.0
     assert summary["expectations_failed"] == 0
+
+
+def test_the_references_block_code_appends_is_not_rechecked_as_a_delivered_value(
+    db, knowledge_stores, tmp_path, capsys
+):
+    """The FAQ entry's source URL that code appends under `참고 자료:` is no value of the answer: the re-check of a
+    delivered answer counted it as an unsupported contact."""
+    VendorFactory(code="1026", name="아람물산", aliases=[])
+    faq_entry_create(
+        question="명절 선물세트 직배송은 언제까지 주문해야 하나요?",
+        answer="명절 선물세트 직배송 주문은 명절 5일 전 오후 2시 주문까지 명절 전 도착을 보장합니다.",
+        url="https://partner.hanbit-dist.example/notice",
+    )
+    path = tmp_path / "eval.jsonl"
+    case = {"room": "(1026) 아람물산", "question": "명절 선물세트 직배송 언제까지 주문해야 돼요?", "expect": {}}
+    path.write_text(json.dumps(case, ensure_ascii=False))
+
+    call_command("eval_agent", str(path), "--json")
+
+    report = json.loads(capsys.readouterr().out)
+    [answered] = report["cases"]
+    assert answered["status"] == "answered"
+    assert (
+        "5일 전" in answered["answer"]
+        and "참고 자료:\nhttps://partner.hanbit-dist.example/notice" in answered["answer"]
+    )
+    assert answered["delivered_violations"] == []
+    assert report["summary"]["delivered_violations"] == 0
 
 
 def test_a_report_with_an_unsafe_delivery_is_not_ok():
