@@ -147,7 +147,7 @@ _FILLER_WORDS = korean_text.word_set(
 _PARTICLE_YO = ("는요", "은요", "도요", "이요")
 _ADNOMINAL_VERB_RE = re.compile(r"(할|될|낼|줄|쓸|릴|볼|갈|던|든|린|른|어온|나온|만들)$|^[가-힣]을$")
 # Words for a price: the aspect asked, never a subject (공급가 is not about 공급).
-_PRICE_WORDS = korean_text.word_set("공급가 납품가 판매가 소비자가 매입가 할인가 정가 원가 가격표")
+PRICE_WORDS = korean_text.word_set("공급가 납품가 판매가 소비자가 매입가 할인가 정가 원가 가격표")
 # How something is done, not what it is about: a procedure cue, never the subject.
 _ACTION_NOUNS = korean_text.word_set("접수 신청 등록 처리 확인 요청 진행 이용 사용 조회 문의 변경 부담 운영 전송 입력")
 # Endings of a verb or a conditional after a noun (`단종하려면`, `위탁이면`, `납품해야`, `끊어야`): the noun stays, and
@@ -189,7 +189,7 @@ class QuestionFocus:
         return ACCEPTED_VALUES.get(self.aspect, ())
 
 
-_NOT_SUBJECT = _ASPECT_WORDS | _PRICE_WORDS | _FILLER_WORDS | _ACTION_NOUNS
+_NOT_SUBJECT = _ASPECT_WORDS | PRICE_WORDS | _FILLER_WORDS | _ACTION_NOUNS
 
 
 def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) -> QuestionFocus:
@@ -228,7 +228,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             continue
         word = tokens[0]
         words.append(word)
-        stem = word if word in _PRICE_WORDS else _aspect_stem(word)
+        stem = word if word in PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
         # it counts where it is found, it is not required.
         if any(ch.isdigit() for ch in stem) or stem in korean_text.GENERIC_REFERENTS:

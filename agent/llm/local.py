@@ -20,10 +20,12 @@ from agent.knowledge.synonyms import subject_variants
 from agent.llm import korean_text
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
 from agent.llm.focus import (
+    AMOUNT,
     BOUND_WORDS,
     CONTACT,
     PARTY,
     PLACE,
+    PRICE_WORDS,
     PROCEDURE,
     QuestionFocus,
     asked_aspect,
@@ -269,7 +271,44 @@ def answer_sentences(
         follows = statement.item == best.item and abs(statement.position - best.position) == 1
         if follows and close and not statement.is_fact and not _repeats(statement, chosen):
             chosen.append(statement)
-    return [statement.text for statement in chosen]
+    return [_asked_item_only(statement.text, focus) for statement in chosen]
+
+
+# A list's items part at these marks; a comma or a slash between digits is inside a number (12,600 · 1/2).
+_ITEM_BREAK_RE = re.compile(r"[·;]|(?<!\d)[,/]|[,/](?!\d)")
+_LEAD_IN_RE = re.compile(r"^[^:：]*?(?<!\d)[:：](?!\d)\s*(?P<items>.+)$")
+# Without an asked aspect, a price word ("납품가 알려주세요") still asks for each item's amount.
+_PRICE_VALUE_KINDS = (AMOUNT,)
+_TRAILING_MARKS = ".!…"
+
+
+def _asked_item_only(text: str, focus: QuestionFocus) -> str:
+    """`text` cut to the one item of its list that the question names ("주요 품목 납품 단가: A 12,600원, B 18,000원,
+    C 12,800원." asked about C → "C 12,800원."), so the vendor does not read another item's value beside the asked
+    one. The lead-in before the colon goes too: value checking reads it as the first item's subject, so beside
+    another item's value it would read as a swapped value. A list is two or more items that each hold a value of the
+    asked kind; the answer is the only item holding every subject word of the question (and its numbers: 1kg) that
+    any item holds, exactly as written (해닮 is not 해담). Items often leave out a subject the first one names
+    ("전단 1/4면 광고비는 30만 원, 1/2면 55만 원"): a word the winner lacks keeps the list whole, as does a tie."""
+    kinds = focus.accepted_values or (_PRICE_VALUE_KINDS if PRICE_WORDS & set(focus.words) else ())
+    if not kinds:
+        return text
+    match = _LEAD_IN_RE.match(text)
+    items_text = match["items"] if match else text
+    items = [item.strip() for item in _ITEM_BREAK_RE.split(items_text)]
+    if len(items) < 2 or not all(item and holds_value(item, kinds) for item in items):
+        return text
+    names = {_compact(word) for word in (*focus.subject, *(w for w in focus.words if any(c.isdigit() for c in w)))}
+    named = [{name for name in names if name and name in _compact(item)} for item in items]
+    held = set().union(*named)
+    winners = [item for item, item_names in zip(items, named, strict=True) if held and item_names == held]
+    # Only the first item named while the others name nothing: its words may be what every item is about
+    # ("팔레트 1개당 높이는 1.5m 이하, 중량은 1톤 이하").
+    others_unnamed = not any(named[1:])
+    if len(winners) != 1 or (winners[0] == items[0] and others_unnamed):
+        return text
+    ending = text[len(text.rstrip(_TRAILING_MARKS)) :]
+    return f"{winners[0].rstrip(_TRAILING_MARKS)}{ending}"
 
 
 # A second sentence must be nearly as good an answer as the first and stand next to it in the same passage (the

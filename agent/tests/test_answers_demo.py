@@ -202,3 +202,12 @@ def test_a_number_a_follow_up_adds_is_what_it_asks_about():
     result = ask("그럼 1/2면 광고비는요?", "전단 광고비는 얼마예요?")
 
     assert "55만 원" in result["body"]
+
+
+def test_a_price_list_answer_holds_only_the_item_asked_not_the_look_alike_brands():
+    """The record lists three items' prices in one sentence; the vendor asking 해닮제과 전통 약과 gets that item only,
+    not 해담제과's (a look-alike brand) nor the same brand's other product beside it."""
+    result = ask("해닮제과 전통 약과 1kg 공급가 얼마로 돼 있어요?", room="(1016) 금강제과")
+
+    assert result["status"] == "answered"
+    assert result["body"] == "해닮제과 전통 약과 1kg 12,800원."

@@ -443,3 +443,60 @@ def test_how_often_is_answered_by_a_frequency_and_a_weight_by_a_quantity_not_a_p
     assert answer_sentences("팔레트 하나에 무게는 얼마까지 실을 수 있어요?", [pallet]) == [
         "팔레트 1개당 중량은 1톤 이하로 적재해 주세요."
     ]
+
+
+PRICE_LIST_RESULT = (
+    "[1] (거래처 기록 · 2026 납품 단가표)\n"
+    "주요 품목 납품 단가: 해담제과 버터 과자 24입 12,600원, 해닮제과 유과 세트 18,000원, "
+    "해닮제과 전통 약과 1kg 12,800원.\n"
+    "해닮제과 전통 약과 1kg 배송은 주 2회입니다."
+)
+
+
+def test_a_list_sentence_is_cut_to_the_item_the_question_names():
+    """Each item of the price list has its own price: the answer is the asked item only, so
+    the look-alike brand's price (해담 is not 해닮) and the same brand's other product do not stand beside it."""
+    reply, _, _ = _run("해닮제과 전통 약과 1kg 공급가 얼마로 돼 있어요?", {"search_records": PRICE_LIST_RESULT})
+
+    assert _body(reply.content) == ["해닮제과 전통 약과 1kg 12,800원."]
+
+
+def test_a_list_item_in_the_middle_keeps_the_sentence_end():
+    reply, _, _ = _run("해닮제과 유과 세트 단가가 얼마예요?", {"search_records": PRICE_LIST_RESULT})
+
+    assert _body(reply.content) == ["해닮제과 유과 세트 18,000원."]
+
+
+def test_a_list_sentence_stays_whole_when_no_single_item_is_named_best():
+    """`해닮제과` names two items equally: no item wins, so the whole list is the answer."""
+    reply, _, _ = _run("해닮제과 단가 얼마예요?", {"search_records": PRICE_LIST_RESULT})
+
+    assert _body(reply.content)[0] == (
+        "주요 품목 납품 단가: 해담제과 버터 과자 24입 12,600원, 해닮제과 유과 세트 18,000원, "
+        "해닮제과 전통 약과 1kg 12,800원."
+    )
+
+
+def test_a_sentence_with_one_value_is_not_cut():
+    """Commas that part words, not items with their own values, leave the sentence as it is."""
+    result = (
+        "[1] (FAQ · 반품 기한은?)\n질문: 반품 기한은?\n"
+        "답변: 반품은 수령 후, 포장을 뜯지 않은 상품만, 7일 이내 접수합니다."
+    )
+
+    reply, _, _ = _run("반품 기한은 며칠이에요?", {"search_faq": result})
+
+    assert _body(reply.content) == ["반품은 수령 후, 포장을 뜯지 않은 상품만, 7일 이내 접수합니다."]
+
+
+def test_a_list_whose_first_item_names_what_every_item_is_about_stays_whole():
+    """`팔레트` is named by the first item only, and it is what both limits are about: cutting to it would drop
+    the weight asked for."""
+    result = (
+        "[1] (FAQ · 팔레트 적재 기준)\n질문: 팔레트 적재 기준\n"
+        "답변: 팔레트 1개당 높이는 1.5m 이하, 중량은 1톤 이하로 적재해 주세요."
+    )
+
+    reply, _, _ = _run("팔레트 하나에 무게는 얼마까지 실을 수 있어요?", {"search_faq": result})
+
+    assert _body(reply.content)[0] == "팔레트 1개당 높이는 1.5m 이하, 중량은 1톤 이하로 적재해 주세요."
