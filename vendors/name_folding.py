@@ -28,7 +28,6 @@ _HYPHENS = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 _PLAIN_RUN_RE = re.compile(r"[\x21-\x2c\x2e-\x7e\uac00-\ud7a3]+")
 _HANGUL_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
 # Texts with nothing but plain runs and spaces or hyphens take the fast path (most evidence).
-_SEPARATOR_RUN_RE = re.compile(r"[\s" + re.escape(_HYPHENS) + r"]+")
 _NON_SEPARATOR_RUN_RE = re.compile(r"[^\s" + re.escape(_HYPHENS) + r"]+")
 _NOT_PLAIN_RE = re.compile(r"[^\x21-\x2c\x2e-\x7e\uac00-\ud7a3\s" + re.escape(_HYPHENS) + r"]")
 
@@ -175,7 +174,7 @@ class FoldedText:
         self.gaps = set(starts[1:])
         if runs and runs[-1][1] < len(original):  # a trailing separator
             self.gaps.add(starts[-1] + runs[-1][1] - runs[-1][0])
-        self.folded = _SEPARATOR_RUN_RE.sub("", original).lower()
+        self.folded = _plain_folded(original)
 
     def _vowel_follows(self, index: int) -> bool:
         """Whether the next character that shows something is a vowel jamo (then a consonant starts a syllable)."""
@@ -204,6 +203,22 @@ class FoldedText:
     def has_gap(self, start: int, end: int) -> bool:
         """Whether a separator stood between two of the folded characters `start`..`end`."""
         return any(position in self.gaps for position in range(start + 1, end))
+
+
+def _plain_folded(text: str) -> str:
+    """Text of plain runs and separators, folded: the separators dropped (``str.split`` splits at the white space
+    ``\\s`` matches), lower-cased."""
+    folded = "".join(text.split())
+    for hyphen in _HYPHENS:
+        if hyphen in folded:
+            folded = folded.replace(hyphen, "")
+    return folded.lower()
+
+
+def folded_text(text: str) -> str:
+    """``FoldedText(text).folded`` without the map back to the original, for a search in a long text (evidence):
+    most text is plain and takes one pass."""
+    return _plain_folded(text) if _NOT_PLAIN_RE.search(text) is None else FoldedText(text).folded
 
 
 @lru_cache(maxsize=65536)

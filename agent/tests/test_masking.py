@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from agent.knowledge.masking import BRAND_MASK, MASK, VendorMasker, mask, mask_evidence, vendor_masker
 from agent.knowledge.types import EvidenceItem
 from agent.verification.other_vendors import name_forms
-from vendors.name_folding import FoldedText
+from vendors.name_folding import FoldedText, folded_text
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory
 
@@ -40,6 +40,20 @@ def test_folding_maps_every_folded_character_back_to_the_original():
     folded = FoldedText(text)
     assert folded.folded == "abc트레이딩abc"
     assert folded.span(3, 7) == (4, 8)
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [*"가온상사 Gaon-SANGSA\t\n\u00a0\u3000\u2010\u2212\uff0d", "ㄱ", "ㅏ", "㈜", "\u200b", "Ａ"]
+        ),
+        max_size=40,
+    )
+)
+def test_folded_text_alone_is_the_folding_without_its_map(text):
+    """Evidence is searched in its folded form only; plain text (Hangul syllables, ASCII, separators) takes a
+    shorter path to the same string."""
+    assert folded_text(text) == FoldedText(text).folded
 
 
 def test_name_forms_cover_marks_and_spaces_and_skip_one_character_names():

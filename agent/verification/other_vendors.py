@@ -32,7 +32,7 @@ from agent.verification.korean import (
 from agent.verification.numbers import Quantity, quantity_values_among
 from agent.verification.sentences import split_sentences
 from agent.verification.values import Value, display, supported_in
-from vendors.name_folding import FoldedText, fold_name
+from vendors.name_folding import FoldedText, fold_name, folded_text
 
 OTHER_VENDOR = "other_vendor"
 OTHER_VENDOR_VALUE = "other_vendor_value"
@@ -452,7 +452,7 @@ def _near_misses(draft, folded, spotter, counterpart, evidence, *, taken) -> lis
             if any(Levenshtein.distance(variant, form, score_cutoff=1) <= 1 for form in counterpart_forms):
                 continue  # as close to the counterpart's own name: never flag the counterpart
             if evidence_folded is None:
-                evidence_folded = FoldedText("\n".join(evidence)).folded
+                evidence_folded = folded_text("\n".join(evidence))
             if variant in evidence_folded:
                 continue
             original = folded.span(start, start + len(variant))
