@@ -38,9 +38,8 @@ def local_index(settings, tmp_path):
     faq_index_reset()
 
 
-@pytest.fixture
-def owner_process(local_index):
-    """Another process (a `manage.py shell`) that opens the folder first and serves it until the test ends."""
+def _child_env(local_index) -> dict:
+    """The environment of a `manage.py shell` child on this test's database and local index folder."""
     database = connection.settings_dict
     env = {
         **os.environ,
@@ -52,6 +51,13 @@ def owner_process(local_index):
         "FAQ_HYBRID_SEARCH": "false",
     }
     env.pop("PYTEST_XDIST_WORKER", None)
+    return env
+
+
+@pytest.fixture
+def owner_process(local_index):
+    """Another process (a `manage.py shell`) that opens the folder first and serves it until the test ends."""
+    env = _child_env(local_index)
     child = subprocess.Popen(
         [sys.executable, "manage.py", "shell", "--no-imports", "-c", OWNER_SCRIPT],
         cwd=PROJECT_DIR,
@@ -161,17 +167,7 @@ print("owner", faq_index_owner()["this_process"], flush=True)
 def test_a_process_that_opened_the_local_index_exits_cleanly(local_index):
     """The local client is closed while the interpreter still works: left to its finaliser it printed an
     ImportError traceback after every command that had searched the FAQ, and kept the folder's lock."""
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(PROJECT_DIR),
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "QDRANT_PATH": str(local_index),
-        "QDRANT_URL": "",
-        "FAQ_HYBRID_SEARCH": "false",
-    }
-    env.pop("PYTEST_XDIST_WORKER", None)
+    env = _child_env(local_index)
     child = subprocess.run(
         [sys.executable, "manage.py", "shell", "--no-imports", "-c", EXIT_SCRIPT],
         cwd=PROJECT_DIR,

@@ -205,18 +205,22 @@ class NameIndex:
         return matches
 
 
-def _is_word_occurrence(text: str, start: int, end: int) -> bool:
-    first, last = text[start], text[end - 1]
+def _continues_a_word(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is glued to the word before it, or to Latin letters or digits after it."""
     if start > 0:
-        before = text[start - 1]
+        first, before = text[start], text[start - 1]
         if (is_hangul_syllable(first) and is_hangul_syllable(before)) or (
             is_latin_or_digit(first) and is_latin_or_digit(before)
         ):
-            return False
+            return True
+    return end < len(text) and is_latin_or_digit(text[end - 1]) and is_latin_or_digit(text[end])
+
+
+def _is_word_occurrence(text: str, start: int, end: int) -> bool:
+    if _continues_a_word(text, start, end):
+        return False
     if end < len(text):
-        after = text[end]
-        if is_latin_or_digit(last) and is_latin_or_digit(after):
-            return False
+        last, after = text[end - 1], text[end]
         if is_hangul_syllable(last) and is_hangul_syllable(after):
             rest = text[end : hangul_run_end(text, end)]
             return is_particle(rest) or _hangul_length(text, start, end) >= _COMPOUND_PREFIX_MIN_LENGTH
@@ -242,19 +246,11 @@ def has_whole_word(text: str, word: str, start: int = 0, end: int | None = None)
 
 
 def _stands_alone(text: str, start: int, end: int) -> bool:
-    first, last = text[start], text[end - 1]
-    if start > 0:
-        before = text[start - 1]
-        if (is_hangul_syllable(first) and is_hangul_syllable(before)) or (
-            is_latin_or_digit(first) and is_latin_or_digit(before)
-        ):
-            return False
-    if end < len(text):
-        after = text[end]
-        if is_latin_or_digit(last) and is_latin_or_digit(after):
-            return False
-        if is_hangul_syllable(after):
-            return is_particle(text[end : hangul_run_end(text, end)])
+    """As a word occurrence, but never the start of a compound: Hangul after it must be a particle."""
+    if _continues_a_word(text, start, end):
+        return False
+    if end < len(text) and is_hangul_syllable(text[end]):
+        return is_particle(text[end : hangul_run_end(text, end)])
     return True
 
 
