@@ -214,13 +214,24 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     written = korean_text.words(text)
     raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
     analysed_non_nouns = morphology.non_nouns(text)
+    analysed_nouns = morphology.word_nouns(text)
     non_nouns: list[str] = []
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
         if raw not in _FILLER_WORDS and raw not in korean_text.QUESTION_WORDS:
             phrase.append(raw)
-        noun = _verbal_noun(raw)
+        analysed = analysed_nouns.get(written[index])
+        if analysed == morphology.DEPENDENT or analysed in _RANGE_WORDS:
+            continue  # `쪽은`, `번에`, `이상이어야`: a dependent noun or a range word names no subject
+        if analysed and len(analysed) == 1:
+            # A one-syllable noun (`차는`, `돈은`) is too short to be required of a statement, but it ranks.
+            if analysed not in _FILLER_WORDS and analysed not in korean_text.GENERIC_REFERENTS:
+                words.append(analysed)
+                subject.append(analysed)
+                optional.append(analysed)
+            continue
+        noun = analysed or _verbal_noun(raw)
         if noun is None:
             continue
         tokens = korean_text.content_tokens(noun)
@@ -242,7 +253,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
-        elif noun != word and noun.endswith("는") and len(word) >= 2:
+        elif (noun != word and noun.endswith("는") or analysed and raw.endswith("는")) and len(word) >= 2:
             marked.append(stem)
     words = list(dict.fromkeys([*words, *fractions]))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
