@@ -253,7 +253,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
-        elif (noun != word and noun.endswith("는") or analysed and raw.endswith("는")) and len(word) >= 2:
+        elif len(word) >= 2 and ((noun != word and noun.endswith("는")) or (analysed and raw.endswith("는"))):
             marked.append(stem)
     words = list(dict.fromkeys([*words, *fractions]))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
