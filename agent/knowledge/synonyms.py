@@ -11,6 +11,8 @@ SUBJECT_SYNONYMS = (
     frozenset({"발주", "주문"}),
     frozenset({"납품", "공급", "매입"}),  # one delivery, seen from the vendor and from us
     frozenset({"물류센터", "센터"}),
+    frozenset({"업데이트", "갱신"}),
+    frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
 )
 
 

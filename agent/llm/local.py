@@ -416,7 +416,9 @@ def _answer_score(
     # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
     qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
     qualified = sum(
-        _OWN_WORD for word in qualifiers if any(form in own or form in context for form in _qualifier_forms(word))
+        _OWN_WORD
+        for word in qualifiers
+        if any(form in own or form in context or form in record_text for form in _qualifier_forms(word))
     )
     found, named_fully, named_itself = found + qualified, named_fully + qualified, named_itself + qualified
     other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
