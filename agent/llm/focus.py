@@ -41,6 +41,7 @@ VALUE_PATTERNS = {
     TIME: re.compile(r"(오전|오후|새벽|저녁)\s*\d{1,2}\s*시|\d{1,2}\s*시(\s*\d{1,2}\s*분)?|\d{1,2}:\d{2}|당일|익일"),
     DURATION: re.compile(
         r"\d+\s*(영업일|일|시간|개월|주|년|분)\s*(이내|안에|안|전|후|뒤|동안|이상|간|씩|마다)|\d+\s*(영업일|시간|개월|주일|주)|"
+        r"(?<!\d)\d{1,2}\s*년(?!\s*\d)|"  # "유효 기간은 1년": a number of years, not a year (2026년)
         r"\d{1,2}\s*월\s*\d{1,2}\s*일\s*까지|\d{1,2}\s*일\s*까지|(오전|오후)\s*\d{1,2}\s*시\s*까지|"
         r"20\d\d-\d{1,2}-\d{1,2}\s*~|자동\s*연장"
     ),
@@ -170,7 +171,7 @@ _VERB_FORM_RE = re.compile(
 _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라면 측면 표면 전면 이면")
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
 _ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가", "폭")
-_NOUNS_NOT_SPLIT = korean_text.word_set("영업일 공휴일 요일 평일 휴일 말일 단가 원가 정가 특가 평가 추가 물가 할인가")
+_NOUNS_NOT_SPLIT = korean_text.word_set("영업일 공휴일 요일 평일 휴일 말일 일주일 단가 원가 정가 특가 평가 추가 물가 할인가")
 
 
 @dataclass(frozen=True)
