@@ -347,16 +347,11 @@ def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
     if not unfound:
         return {pair: found[pair] for pair in wanted_pairs}
     values, largest, prefixes = _search_terms(unfound)
-    zero_led: list[int] | None = None  # where numbers led by zeros start: looked for once, for every prefix
     for prefix in sorted(prefixes):
-        for index, pattern in enumerate(_number_run_patterns(prefix)):
-            if index == 1:  # led by zeros: tried only where such a number starts (few places)
-                if zero_led is None:
-                    zero_led = [match.start() for match in _overlapping_matches(_ZERO_LED_RE, text)]
-                matches = _matches_at(pattern, text, zero_led)
-            else:
-                matches = _overlapping_matches(pattern, text)
-            while prefix in prefixes and (match := next(matches, None)):
+        for pattern in _number_run_patterns(prefix):
+            position = 0
+            while prefix in prefixes and (match := pattern.search(text, position)):
+                position = match.start() + 1  # overlapping: a number may start inside a run
                 if not _may_state(text, match, values, largest):
                     continue
                 hit = match.start()
@@ -371,21 +366,6 @@ def _stated_pairs(text: str, wanted_pairs: set[Pair]) -> dict[Pair, int]:
                         return {pair: found[pair] for pair in wanted_pairs}
                     values, largest, prefixes = _search_terms(unfound)
     return {pair: position for pair, position in found.items() if pair in wanted_pairs}
-
-
-def _overlapping_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
-    """Every match of ``pattern`` in ``text``, overlapping ones too: a number may start inside a run."""
-    position = 0
-    while match := pattern.search(text, position):
-        yield match
-        position = match.start() + 1
-
-
-def _matches_at(pattern: re.Pattern, text: str, starts: Iterable[int]) -> Iterator[re.Match]:
-    """The matches of ``pattern`` at ``starts`` (in order): all of its matches when it can match nowhere else."""
-    for start in starts:
-        if match := pattern.match(text, start):
-            yield match
 
 
 # A decimal term with a multiplier that more terms follow: its digits and the next terms' overlap
@@ -459,9 +439,6 @@ _INSIGNIFICANT_RUN = "[0,. 십백천만억조]*"
 # comma, decimals) is all zeros — what a one-digit signature needs ("3,000" and "30" yes, "3,500" no).
 _ONLY_ZEROS_AFTER = r"(?=0*+(?![1-9])(?:,000(?![0-9]))*+(?!,[0-9]{3}(?![0-9]))(?!\.0*[1-9]))"
 _RUN_OF_TERMS = "[0-9,. 십백천만억조]*"
-# A number led by zeros, whatever significant digits follow ("0.5%", "05"): each prefix's pattern led by zeros is
-# this one with a narrower look ahead, so it matches only where this does — one pass over the text for all of them.
-_ZERO_LED_RE = re.compile(f"0(?={_INSIGNIFICANT_RUN}[1-9])" + _CANDIDATE_CHECKS + _RUN_OF_TERMS)
 
 
 @lru_cache(maxsize=128)
