@@ -268,6 +268,10 @@ class _NearMisses:
         return found
 
     def _find_suspects(self, word: str) -> tuple[str, ...]:
+        # Every form of the word, with or without a particle, begins with this: two characters in it that no name
+        # holds put all of them beyond one edit (most new words: numbers, other syllables, words joined to them).
+        if self._alphabet.is_beyond_one_edit(word[: max(1, len(word) - MAX_PARTICLE_LENGTH)]):
+            return ()
         return tuple(
             variant
             for variant in strip_particle_variants(word)
