@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import ahocorasick
 
-from agent.verification.korean import PARTICLES, is_hangul_syllable
+from agent.verification.korean import PARTICLES, UNIT_FOLLOWERS, is_hangul_syllable
 
 DATE, TIME, QUANTITY, CONTACT = "date", "time", "quantity", "contact"
 VALUE_KINDS = (CONTACT, DATE, TIME, QUANTITY)  # in the order they are read
@@ -360,17 +360,8 @@ _QUANTITY_RE = re.compile(
 )
 # What may follow a unit in the same word: particles, and these ("100박스씩", "30롤짜리", "3영업일 이내").
 _UNIT_FOLLOWERS = (
-    "씩",
-    "당",
-    "짜리",
+    *UNIT_FOLLOWERS,
     "단위",
-    "이상",
-    "이하",
-    "미만",
-    "초과",
-    "정도",
-    "가량",
-    "쯤",
     "내외",
     "부터",
     "까지",
