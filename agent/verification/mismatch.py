@@ -236,7 +236,8 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def _subjects_of(words: tuple[str, ...]) -> list[str]:
+@lru_cache(maxsize=_MEMO_SIZE)  # asked for each draft value by attach, subjects_to_find and find_swaps
+def _subjects_of(words: tuple[str, ...]) -> tuple[str, ...]:
     """The product-like subjects among a stretch's words: single words of three or more syllables or with
     letters and digits (SKUs, models), and pairs of adjacent words (a brand and a product noun, a two-word
     title such as 가을 행사) — never a word or a pair that only names attributes (단가, 할인율, 최소 주문 ...)."""
@@ -250,7 +251,7 @@ def _subjects_of(words: tuple[str, ...]) -> list[str]:
     for left, right in pairwise(words):
         if (left not in _ATTRIBUTE_WORDS or right not in _ATTRIBUTE_WORDS) and len(left) >= 2 and len(right) >= 2:
             subjects.append(f"{left} {right}")
-    return subjects
+    return tuple(subjects)
 
 
 def _has_subject(attached: Attached, subject: str) -> bool:

@@ -10,9 +10,7 @@ inside compound words too (`가온상사측`); one that needs a separator droppe
 is two characters, end one too (particles may follow) — `대한 빛깔` is not the vendor `한빛`.
 """
 
-import itertools
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -358,7 +356,15 @@ def _may_hold_masked_clauses(evidence: tuple[str, ...]) -> bool:
     """Whether some passage may hold a clause about a masked vendor or product: one search of the passages joined
     (the text the engine checks its values in), not one per passage; a mask and its particle never span lines."""
     joined = EvidenceText.of(evidence).raw
-    return PRODUCT_MASK in joined or _ABOUT_VENDOR_RE.search(joined) is not None
+    if PRODUCT_MASK in joined:
+        return True
+    # The pattern is the vendor mask and a look-ahead: str.find jumps to each mask faster than the regex search.
+    position = joined.find(VENDOR_MASK)
+    while position != -1:
+        if _ABOUT_VENDOR_RE.match(joined, position):
+            return True
+        position = joined.find(VENDOR_MASK, position + 1)
+    return False
 
 
 def _blanked(passage: str, spans: tuple[tuple[int, int], ...]) -> str:
@@ -436,18 +442,24 @@ def _words(folded: FoldedText) -> list[tuple[int, int]]:
     folded away inside one run (runs of one class never touch), so the pairs are those of each run's pieces."""
     text = folded.folded
     gaps = sorted(folded.gaps)
+    gap_count = len(gaps)
     words: list[tuple[int, int]] = []
     pairs: list[tuple[int, int]] = []
+    next_gap = 0  # runs and gaps both ascend: one walk along the gaps, no search per run
     for match in _LETTER_RUN_RE.finditer(text):
         start, end = match.span()
-        low = bisect_right(gaps, start)
-        high = bisect_left(gaps, end, low)
-        if low == high:
-            words.append((start, end))
-            continue
-        pieces = list(itertools.pairwise((start, *gaps[low:high], end)))  # a separator folded away ends a word
-        words.extend(pieces)
-        pairs.extend((left[0], right[1]) for left, right in itertools.pairwise(pieces))
+        while next_gap < gap_count and gaps[next_gap] <= start:
+            next_gap += 1
+        piece_start, previous_start = start, -1
+        while next_gap < gap_count and (cut := gaps[next_gap]) < end:  # a separator folded away ends a word
+            words.append((piece_start, cut))
+            if previous_start != -1:
+                pairs.append((previous_start, cut))
+            previous_start, piece_start = piece_start, cut
+            next_gap += 1
+        words.append((piece_start, end))
+        if previous_start != -1:
+            pairs.append((previous_start, end))
     return words + pairs
 
 

@@ -81,6 +81,9 @@ _URL_TRAILING = ".,;:!?"
 _MAY_HOLD_URL_RE = re.compile(rf"://|\.(?<=www\.)|\.{_TLDS}(?![A-Za-z0-9\-])", re.IGNORECASE)
 
 
+_NOT_DIGIT_RE = re.compile(r"[^0-9]")
+
+
 def _contacts(text: str) -> list[Value]:
     found = []
     if "@" in text:
@@ -88,7 +91,7 @@ def _contacts(text: str) -> list[Value]:
             found.append(Value(CONTACT, match.group().lower(), match.span(), match.group()))
     for match in _PHONE_RE.finditer(text):
         written = match.group()
-        digits = re.sub(r"[^0-9]", "", written)
+        digits = _NOT_DIGIT_RE.sub("", written)
         if written.startswith("+82"):
             digits = "0" + digits[2:].lstrip("0")
         found.append(Value(CONTACT, digits, match.span(), written))
@@ -101,9 +104,12 @@ def _contacts(text: str) -> list[Value]:
     return found
 
 
+_SCHEME_RE = re.compile(r"^https?://")
+
+
 def normalise_url(url: str) -> str:
     """In lower case, without scheme, ``www.`` and trailing ``/`` (a path's case is not a different answer)."""
-    return re.sub(r"^https?://", "", url.lower()).removeprefix("www.").rstrip("/")
+    return _SCHEME_RE.sub("", url.lower()).removeprefix("www.").rstrip("/")
 
 
 # --- dates ------------------------------------------------------------------------------------------------
@@ -177,6 +183,9 @@ def _alternatives(text: str, alternatives: tuple[tuple[str | None, re.Pattern], 
                 upcoming[position] = patterns[position].search(text, end)
 
 
+_NOT_WEEKDAY_RE = re.compile(r"[^월화수목금토일]")
+
+
 def _dates(text: str, taken: list[tuple[int, int]]) -> list[Value]:
     found = []
 
@@ -216,7 +225,7 @@ def _dates(text: str, taken: list[tuple[int, int]]) -> list[Value]:
         if _overlaps_any(match.span(), taken):
             continue
         # 월·수·금 is three days; 월~금 is its two ends (the days between are not written, so not stated)
-        letters = re.sub(r"[^월화수목금토일]", "", match.group(1)) if alternative == _WEEKDAY_LIST else match.group(1)
+        letters = _NOT_WEEKDAY_RE.sub("", match.group(1)) if alternative == _WEEKDAY_LIST else match.group(1)
         for letter in letters:
             found.append(Value(DATE, f"weekday:{WEEKDAYS[letter]}", match.span(), match.group()))
         taken.append(match.span())
