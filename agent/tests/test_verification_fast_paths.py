@@ -27,7 +27,15 @@ from agent.verification.edits import Alphabet
 from agent.verification.engine import _sentences_holding
 from agent.verification.korean import fold, strip_particle_variants
 from agent.verification.numbers import quantity_values_among
-from agent.verification.other_vendors import MIN_NEAR_MISS_LENGTH, _NearMisses, _words
+from agent.verification.other_vendors import (
+    _ABOUT_VENDOR_RE,
+    MIN_NEAR_MISS_LENGTH,
+    PRODUCT_MASK,
+    VENDOR_MASK,
+    _may_hold_masked_clauses,
+    _NearMisses,
+    _words,
+)
 from vendors.name_folding import FoldedText
 
 
@@ -374,6 +382,18 @@ def _plain_words(folded: FoldedText) -> list[tuple[int, int]]:
 def test_property_other_vendor_words_are_the_words_by_definition(text):
     folded = FoldedText(text)
     assert _words(folded) == _plain_words(folded)
+
+
+@given(
+    st.lists(
+        st.sampled_from([VENDOR_MASK, PRODUCT_MASK, "는", "측", "의", "사례", " ", "\n", "[다른", "벤더]", "가나"]),
+        max_size=12,
+    ).map("".join)
+)
+def test_property_masked_clause_screen_equals_one_regex_search(text):
+    """The mask found by ``str.find`` and the pattern matched there answer as the pattern searched for."""
+    expected = PRODUCT_MASK in text or _ABOUT_VENDOR_RE.search(text) is not None
+    assert _may_hold_masked_clauses((text,)) == expected
 
 
 def test_cached_name_index_hits_for_a_fresh_tuple_of_equal_names():
