@@ -28,6 +28,7 @@ PROCEDURE, PLACE, CONTACT, CONDITION, PARTY = "procedure", "place", "contact", "
 MEASURE = "measure"  # "얼마나 남아야": some measure — a share, an amount, a count or a duration
 SIZE = "size"  # "규격 / 크기": dimensions, a weight or a volume
 FREQUENCY = "frequency"  # "얼마나 자주 / 얼마마다": how often — 분기마다, 주 3회, 매월
+YES_NO = "yes_no"  # what answers a yes/no question: 없습니다, 불가, 수 있습니다
 
 _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
@@ -66,6 +67,7 @@ VALUE_PATTERNS = {
     ),
     CONTACT: re.compile(r"\d{2,4}-\d{3,4}(-\d{4})?|@|이메일|메일|전화|번호|카카오톡|상담방"),
     CONDITION: re.compile(r"가능|불가|수 있|수 없|경우|면 |만 |필요|해야|됩니다|않습니다|합니다"),
+    YES_NO: re.compile(r"없습니다|없으며|않습니다|않으며|불가|가능|수 있|수 없"),
 }
 # Values an aspect accepts: a "when" question is answered by a date, a time or a deadline.
 ACCEPTED_VALUES = {
@@ -204,9 +206,13 @@ class QuestionFocus:
     asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
     asks_own: bool = False  # "저희 결제는 …": the vendor asks about their own terms, which their record states
 
+    polar: bool = False  # a yes/no question that names an aspect only by a noun ("… 비용 나눠 내요?")
+
     @property
     def accepted_values(self) -> tuple[str, ...]:
-        return ACCEPTED_VALUES.get(self.aspect, ())
+        values = ACCEPTED_VALUES.get(self.aspect, ())
+        # "저희도 비용 나눠 내요?" is answered by the amount, or by "협력사 분담은 없습니다".
+        return (*values, YES_NO) if self.polar and values else values
 
 
 _NOT_SUBJECT = _ASPECT_WORDS | PRICE_WORDS | _FILLER_WORDS | _ACTION_NOUNS
@@ -218,7 +224,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
-    cued = _cued_aspect(text)
+    cue = _cue_index(text)
+    cued = (_ASPECT_CUES[cue][0],) if cue is not None else ()
     aspect = cued[0] if cued else None
     if aspect in (AMOUNT, MEASURE) and _PERIOD_ASKED_RE.search(text):
         aspect = DURATION  # "유효기간이 얼마예요?": a length of time, not a price
@@ -296,6 +303,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
         asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
         asks_own=any(word.startswith(_OWN_WORDS) for word in written),
+        polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
     )
 
 
@@ -305,12 +313,22 @@ _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
 
 
 _RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "매번")
+# Cues from here on are aspect nouns, not question words (see _ASPECT_CUES).
+_NOUN_CUES_START = next(index for index, (_, cues) in enumerate(_ASPECT_CUES) if "마감 시간" in cues)
+# A verb asked about, not a request ("알려주세요") nor a noun with a contrastive 요 ("배송비는요?").
+_POLAR_END_RE = re.compile(r"(?<![은는주])(나요|까요|죠|어요|아요|해요|돼요|내요|와요|워요)\s*[?？]*\s*$")
 _OWN_WORDS = ("저희", "우리")
+
+
+def _cue_index(text: str) -> int | None:
+    """The index in _ASPECT_CUES of the first cue found in ``text``, None when none is."""
+    return next((index for index, (_, cues) in enumerate(_ASPECT_CUES) if any(cue in text for cue in cues)), None)
 
 
 def _cued_aspect(text: str) -> tuple[str | None, ...]:
     """(the aspect,) of the first cue found in ``text``, () when none is."""
-    return next(((aspect,) for aspect, cues in _ASPECT_CUES if any(cue in text for cue in cues)), ())
+    index = _cue_index(text)
+    return (_ASPECT_CUES[index][0],) if index is not None else ()
 
 
 @lru_cache(maxsize=4096)

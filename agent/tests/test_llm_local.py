@@ -586,6 +586,14 @@ def _faq(question, answer):
             "7~8월 한정 물티슈 100매×10 18% 특가 행사 (종료).\n할인율: 18% · 최소 주문: 10박스",
             "7~8월 한정 물티슈 100매×10 18% 특가 행사 (종료).",
         ),
+        # a yes/no question naming an aspect only by a noun is answered by a yes or no as well as by the value
+        (
+            "카드 제휴로 깎아주는 건 저희도 비용 나눠 내요?",
+            _faq(
+                "카드사 제휴 할인도 분담하나요?", "카드사 제휴 할인은 당사와 카드사가 부담하며 협력사 분담은 없습니다."
+            ),
+            "카드사 제휴 할인은 당사와 카드사가 부담하며 협력사 분담은 없습니다.",
+        ),
         # the period a frequency is counted in is not the subject
         (
             "일주일에 배송 몇 번 와요?",
