@@ -45,6 +45,7 @@ from agent.knowledge.korean_terms import (
 )
 from agent.knowledge.passages import Unit, chunk_units, unit_from_line
 from agent.knowledge.periods import Period, in_force, period_in, question_window
+from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
 from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeWorkspace
 from monitoring.services import audit_record
@@ -675,7 +676,7 @@ def hub_search_start(
     """`hub_search` in two halves: starts the search on the hub's loop thread and returns at once a function that
     waits for it and gives the items. The caller's thread is free meanwhile (the evidence service searches the
     records and the FAQ in it)."""
-    query = (query or "").strip()
+    query = spoken_forms_written((query or "").strip())
     limit = limit or settings.KNOWLEDGE_HUB_RESULT_LIMIT
     if not query or not lightrag_modules().meets_min_rag_query_weight(query):
         return list

@@ -264,6 +264,8 @@ FAQ_RERANK_FLOOR_LOCAL = env.float("FAQ_RERANK_FLOOR_LOCAL", default=0.2)
 # Python (docs/benchmarks.md "FAQ retrieval").
 FAQ_HYBRID_SEARCH = env.bool("FAQ_HYBRID_SEARCH", default=bool(QDRANT_URL))
 FAQ_KEYWORD_RETRY_LIMIT = env.int("FAQ_KEYWORD_RETRY_LIMIT", default=3)
+# An FAQ entry holding a word of the question that at most this many entries use names its subject exactly.
+FAQ_RARE_TERM_ENTRIES = env.int("FAQ_RARE_TERM_ENTRIES", default=3)
 FAQ_KEYWORD_RETRY_MIN_CHARS = env.int("FAQ_KEYWORD_RETRY_MIN_CHARS", default=2)
 # Over-broad single words that never trigger the keyword retry (a substring match on them proves nothing).
 FAQ_KEYWORD_RETRY_BLOCKLIST = env.list(
