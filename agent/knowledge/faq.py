@@ -40,7 +40,7 @@ from agent.knowledge.faq_index import (
     faq_index_sync,
 )
 from agent.knowledge.rerank import RerankError, passage_text, reranker_get
-from agent.knowledge.synonyms import spoken_forms_written
+from agent.knowledge.synonyms import spoken_forms_written, verb_noun
 from agent.knowledge.types import EvidenceItem
 from agent.models import FaqEntry
 
@@ -288,14 +288,24 @@ _PLACING_WORD = re.compile(r"^[안전후뒤위중내밖앞때][에엔은도]?$")
 
 
 def _named_subject_entries(query, query_vector, reranker, accepted, trace) -> list[_Candidate]:
-    """Entries holding a rare word of the question (one at most FAQ_RARE_TERM_ENTRIES entries begin a word with:
+    """Entries holding a rare noun of the question (one at most FAQ_RARE_TERM_ENTRIES entries begin a word with:
     `시식`, `이자`, `선물세트`) and another of its words, that the vector search did not bring: the question names
     their subject exactly, in words its embedding barely weighs (`시식 행사 … 언제까지 신청` → `시식 행사를 하고
-    싶어요`, `… 늦게 들어오면 이자 붙나요` → `지연 이자를 받을 수 있나요`). A question whose rare words no entry has
-    (`휴가`, `와이파이`) gets nothing from here; an over-broad word (the keyword retry's blocklist) is never the
-    rare one."""
+    싶어요`, `… 늦게 들어오면 이자 붙나요` → `지연 이자를 받을 수 있나요`). A verb the sources write as a noun counts
+    as that noun (`단가 올리` → `단가 인상`). A question whose rare words no entry has (`휴가`, `와이파이`) gets
+    nothing from here; an over-broad word (the keyword retry's blocklist) or a word the morphological analyser
+    reads as a verb, adverb or numeral (`받고`, `하나에`) is never the rare one."""
     blocked = set(settings.FAQ_KEYWORD_RETRY_BLOCKLIST)
-    terms = sorted({term for term in search_terms(query) if len(term) >= 2 and not _PLACING_WORD.match(term)})
+    words = sorted({term for term in search_terms(query) if len(term) >= 2 and not _PLACING_WORD.match(term)})
+    if len(words) < 2:
+        return []
+    # Loaded once per process (the local answerer loads it too): verb forms are no subject (docs/knowledge.md).
+    from agent.llm.morphology import non_nouns
+
+    verbs = non_nouns(query)
+    terms = sorted(
+        {verb_noun(word) or word for word in words if verb_noun(word) or not any(v.startswith(word) for v in verbs)}
+    )
     if len(terms) < 2:
         return []
     rare = [
@@ -308,7 +318,7 @@ def _named_subject_entries(query, query_vector, reranker, accepted, trace) -> li
         entry.pk: entry
         for term in rare
         for entry in _word_starting_entries(term)
-        if entry.pk not in have and sum(term in f"{entry.question} {entry.answer}".lower() for term in terms) >= 2
+        if entry.pk not in have and sum(_begins_word(term, entry) for term in terms) >= 2
     }
     if not entries:
         return []
@@ -318,14 +328,15 @@ def _named_subject_entries(query, query_vector, reranker, accepted, trace) -> li
     return sorted(candidates, key=lambda candidate: -candidate.rerank_score)
 
 
+def _begins_word(term: str, entry: FaqEntry) -> bool:
+    """Whether `term` begins a word of the entry's question or answer (`도로` is not in `별도로`)."""
+    return re.search(rf"(?<![0-9a-z가-힣]){re.escape(term)}", f"{entry.question} {entry.answer}".lower()) is not None
+
+
 def _word_starting_entries(term: str) -> list[FaqEntry]:
-    """Active entries in which `term` begins a word (`도로` is not in `별도로`), at most one more than a rare
-    word may have."""
-    pattern = re.compile(rf"(?<![0-9a-z가-힣]){re.escape(term)}")
+    """Active entries in which `term` begins a word, at most one more than a rare word may have."""
     matches = faq_keyword_matches([term], limit=200)
-    return [entry for entry in matches if pattern.search(f"{entry.question} {entry.answer}".lower())][
-        : settings.FAQ_RARE_TERM_ENTRIES + 1
-    ]
+    return [entry for entry in matches if _begins_word(term, entry)][: settings.FAQ_RARE_TERM_ENTRIES + 1]
 
 
 def _with_places_for(named: list[_Candidate], accepted: list[_Candidate], limit: int) -> list[_Candidate]:

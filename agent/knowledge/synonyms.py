@@ -39,6 +39,16 @@ def spoken_forms_written(text: str) -> str:
     return text
 
 
+# Verbs a vendor types for what the sources name with a noun: `단가 올리고 싶은데` is the entry's `단가 인상`.
+_VERB_NOUNS = {"올리": "인상", "올려": "인상", "올릴": "인상", "내리": "인하", "내려": "인하", "내릴": "인하",
+               "낮추": "인하", "낮춰": "인하", "바꾸": "변경", "바꿔": "변경", "바꿀": "변경"}  # fmt: skip
+
+
+def verb_noun(word: str) -> str:
+    """The noun the sources write for the verb `word` begins with (`올리고` → 인상); "" for any other word."""
+    return next((noun for stem, noun in _VERB_NOUNS.items() if word.startswith(stem)), "")
+
+
 def subject_variants(word: str) -> frozenset[str]:
     """The word and the other words this domain uses for the same subject, lower case (statements are compared
     in lower case: `POS`, `EDI`)."""
