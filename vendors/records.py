@@ -89,6 +89,8 @@ def query_tokens(query: str) -> list[str]:
     for raw in _TOKEN_SPLIT.split(search_normalize(query)):
         bare = _EDGE_PUNCTUATION.sub("", raw)
         token = particle_strip(bare)
+        if len(bare) > 1 and bare[1:] in _PARTICLES and _synonyms(bare[:1]):
+            token = bare[:1]  # `돈은` → 돈: a subject word of one syllable keeps no particle either
         for ending in _VERBAL_ENDINGS:
             if bare.endswith(ending) and len(bare) - len(ending) >= _MIN_TOKEN_LENGTH:
                 token = bare[: -len(ending)]

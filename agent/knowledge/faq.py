@@ -83,7 +83,7 @@ class _Candidate:
     answer: str
     category: str
     url: str
-    stage: str  # "dense" | "relaxed" | "sparse" | "keyword"
+    stage: str  # "dense" | "relaxed" | "sparse" | "keyword" | "named"
     dense_score: float | None = None
     question_vector: list | None = None
     passage_vector: list | None = None

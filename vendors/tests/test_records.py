@@ -330,7 +330,8 @@ def test_a_receiving_verb_after_a_verbal_noun_and_a_one_syllable_subject_word_ar
     """`지급받는` is about 지급; `돈` is kept, since it names the subject other words write at length."""
     assert query_tokens("저희 돈은 어떻게 지급받는 구조예요?") == ["돈", "지급", "구조"]
     assert query_tokens("입금받나요?") == ["입금"]
-    assert query_tokens("이 건은?") == []  # one syllable with no other words for it: no token
+    assert query_tokens("돈이요?") == ["돈"]
+    assert query_tokens("이 차 얼마예요?") == []  # one syllable with no other words for it: no token
 
 
 def test_a_one_syllable_subject_word_is_searched_by_its_longer_words_only(counterpart):
