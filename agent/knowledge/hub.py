@@ -681,7 +681,7 @@ def hub_search_start(
     if not query or not lightrag_modules().meets_min_rag_query_weight(query):
         return list
     rows = _enabled_workspaces()
-    nearest = 0
+    nearest, others = 0, []
     if workspaces is not None:
         wanted = set(workspaces)
         rows = [row for row in rows if row.slug in wanted]
@@ -689,6 +689,8 @@ def hub_search_start(
         routed = workspaces_route(query, rows)
         if len(routed) == len(rows):  # routing could not narrow: the workspaces nearest in content instead
             nearest = settings.KNOWLEDGE_HUB_UNROUTED_WORKSPACES
+        else:  # a question routed by one of its words may be about another workspace's subject
+            others = [(row.slug, row.revision) for row in rows if row not in routed]
         rows = routed
     if not rows:
         return list
@@ -707,6 +709,8 @@ def hub_search_start(
                 ll_keywords=ll_keywords,
                 nearest=nearest,
                 always=always,
+                others=others,
+                others_nearest=settings.KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST,
             )
         )
     except HubError as error:
