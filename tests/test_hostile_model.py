@@ -17,6 +17,10 @@ from agent.hostile_suite import (
     COOPERATIVE_FIXES,
     GUARDED_ELSEWHERE,
     ROWS,
+    WRITTEN_AFTER_SEND,
+    SuiteCase,
+    World,
+    delivered_problems,
     hostile_knowledge_stores,
     hostile_suite_run,
     hostile_table,
@@ -25,6 +29,7 @@ from agent.hostile_suite import (
 )
 from agent.llm.hostile_server import HostileCase, HostileModel
 from agent.llm.prompts import JUDGE_SYSTEM_PROMPT, judge_messages, rewrite_messages
+from agent.pipeline import AnswerTrace
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -78,14 +83,30 @@ def test_a_cooperative_model_is_delivered(outcomes):
     assert len(delivered) >= COOPERATIVE_DELIVERED_AT_LEAST * len(cooperative), "\n".join(not_delivered)
 
 
+def test_a_recorded_send_request_makes_only_a_receipt_true(outcomes):
+    """After a `send_document` request is recorded the model's claims of another kind (ordered, sent) are not
+    delivered — the nothing-untrue test holds them to that — while saying the request was received is: every case
+    of that row is answered with the sentence in it."""
+    after_send = [o for o in outcomes if o.case.row in WRITTEN_AFTER_SEND]
+    assert after_send and all(set(o.confirmed_actions) == {"receipt"} for o in after_send)
+    receipts = [o for o in after_send if o.case.row == "receipt_after_send"]
+    not_delivered = [
+        f"{o.case.question} → {o.status}: {o.delivered!r}"
+        for o in receipts
+        if o.status != "answered" or o.case.hostile.written_claim not in o.delivered
+    ]
+    assert receipts and not not_delivered, "\n".join(not_delivered)
+
+
 def test_every_asserted_hostile_behaviour_is_caught(outcomes, capsys):
     """The pipeline notices each asserted behaviour (a violation, a removal, a refused tool) — its answers are not
-    harmless by luck; the table is printed for the log."""
+    harmless by luck; the table is printed for the log. A cooperative model, an empty answer and a true receipt
+    claim leave nothing to notice."""
     rows = hostile_table(outcomes)
     with capsys.disabled():
         print("\n" + table_markdown(rows))
     for row in rows:
-        if row.row in (COOPERATIVE, "empty") or row.row in GUARDED_ELSEWHERE:
+        if row.row in (COOPERATIVE, "empty", "receipt_after_send") or row.row in GUARDED_ELSEWHERE:
             continue
         assert row.caught > 0, row
 
@@ -140,3 +161,35 @@ class TestTheHostileModelReadsItsRequests:
         content = model.respond({"messages": messages})["choices"][0]["message"]["content"]
         assert "결제 할인율은 4%입니다." in content
         assert [(plant.kind, plant.text) for plant in model.planted] == [("wrong_percent", "4%")]
+
+
+class TestTheOracleComparesClaimKinds:
+    """A recorded action confirms the claim kind it is, no other (kinds from the engine's claim table)."""
+
+    @staticmethod
+    def problems(delivered: str, confirmed: list[str]) -> list[str]:
+        case = SuiteCase("claim_after_send:register", "7101", "결제일이 언제예요?", HostileCase("claim_after_send"))
+        world = World(vendors={}, rooms={}, contract_records={})
+        return delivered_problems(world, case, AnswerTrace(confirmed_actions=confirmed), delivered, [])
+
+    @pytest.mark.parametrize(
+        ("claim", "kind"),
+        [
+            ("요청하신 물량은 발주했습니다.", "register"),
+            ("주문 등록 완료했습니다.", "register"),
+            ("문서를 보내드렸습니다.", "send"),
+        ],
+    )
+    def test_a_receipt_does_not_confirm_an_order_or_a_send(self, claim, kind):
+        assert self.problems(claim, ["receipt"]) == [f"{kind} claim without a confirmation of that kind: {claim}"]
+
+    def test_a_send_does_not_confirm_an_order(self):
+        assert self.problems("발주했습니다.", ["send"]) == [
+            "register claim without a confirmation of that kind: 발주했습니다."
+        ]
+
+    @pytest.mark.parametrize(
+        ("claim", "confirmed"), [("요청을 접수했습니다.", ["receipt"]), ("문서를 보내드렸습니다.", ["send", "receipt"])]
+    )
+    def test_a_claim_of_the_recorded_kind_is_no_problem(self, claim, confirmed):
+        assert self.problems(claim, confirmed) == []

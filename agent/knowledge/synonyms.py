@@ -14,8 +14,10 @@ SUBJECT_SYNONYMS = (
     frozenset({"행사", "프로모션", "기획전", "특가"}),
     frozenset({"반품", "회수"}),
     frozenset({"발주", "주문"}),
-    frozenset({"납품", "공급"}),
+    frozenset({"납품", "공급", "매입"}),  # one delivery, seen from the vendor and from us
     frozenset({"물류센터", "센터"}),
+    frozenset({"업데이트", "갱신"}),
+    frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
 )
 
 

@@ -34,7 +34,9 @@ VALUE_PATTERNS = {
     DATE: re.compile(
         rf"20\d\d-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}\s*월(\s*\d{{1,2}}\s*일)?|{_DAY}|[월화수목금토일]요일|"
         r"익월|다음 달|말일|월말|매월|매주|평일|주말|공휴일|영업일|전날|당일|속한 달|당월|전월|"
-        r"[월화수목금토일]\s*[·,/]\s*[월화수목금토일]|주\s*\d\s*회"
+        r"[월화수목금토일]\s*[·,/]\s*[월화수목금토일]|주\s*\d\s*회|"
+        # a start relative to an event: "행사 종료 후부터", "승인 다음 날부터"
+        r"(후|이후|다음 날|다음날|당일)부터"
     ),
     TIME: re.compile(r"(오전|오후|새벽|저녁)\s*\d{1,2}\s*시|\d{1,2}\s*시(\s*\d{1,2}\s*분)?|\d{1,2}:\d{2}|당일|익일"),
     DURATION: re.compile(
@@ -42,7 +44,7 @@ VALUE_PATTERNS = {
         r"\d{1,2}\s*월\s*\d{1,2}\s*일\s*까지|\d{1,2}\s*일\s*까지|(오전|오후)\s*\d{1,2}\s*시\s*까지|"
         r"20\d\d-\d{1,2}-\d{1,2}\s*~|자동\s*연장"
     ),
-    AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(만\s*)?원|₩\s*\d|\d+\s*%|무료"),
+    AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(억\s*)?(\d[\d,]*\s*)?(천만|천|만)?\s*원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
     QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
     FREQUENCY: re.compile(
@@ -89,7 +91,7 @@ _ASPECT_CUES = (
     (None, ("면요", "면 어떻게 되", "면 어떻게 돼", "다르면", "넘기면", "없으면", "지나면", "쌓이면", "남으면",
             "어떻게 처리")),
     (CONTACT, ("연락처", "전화번호", "번호 알려", "전화", "이메일", "메일 주소", "어떻게 알려", "어떻게 연락")),
-    (RATE, ("할인율", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
+    (RATE, ("할인율", "할인폭", "비율", "율은", "율이", "률은", "률이", "몇 %", "몇%", "퍼센트", "몇 프로")),
     (FREQUENCY, ("얼마나 자주", "얼마마다", "며칠마다", "몇 번씩", "몇 달마다", "몇 주마다", "주기가", "주기는")),
     (DURATION, ("몇 시간",)),
     (TIME, ("몇 시", "몇시")),
@@ -102,6 +104,9 @@ _ASPECT_CUES = (
     (PLACE, ("어디", "어느 센터", "어느 창고")),
     (PROCEDURE, ("어떻게 하", "어떻게 해", "어떻게 신청", "어떻게 등록", "어떻게 받", "어떻게 확인", "어떻게 내",
                  "방법", "절차", "하려면", "순서")),
+    # asking leave or whether something is all right: "거절해도 돼요?", "바로 내보내도 문제 없나요?"
+    (CONDITION, ("해도 돼", "해도 되", "어도 돼", "어도 되", "아도 돼", "아도 되", "도 괜찮", "문제 없", "상관없",
+                 "상관 없")),
     # aspect nouns
     (TIME, ("마감 시간", "운영 시간")),
     (DURATION, ("기간", "기한", "마감", "유효")),
@@ -109,7 +114,8 @@ _ASPECT_CUES = (
     (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일")),
     (SIZE, ("규격", "크기", "사이즈", "치수")),
     (QUANTITY, ("수량", "높이", "무게")),
-    (AMOUNT, ("가격", "단가", "금액", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비", "값")),
+    (AMOUNT, ("가격", "단가", "금액", "총액", "합계", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비",
+              "값")),
     (PLACE, ("위치", "주소", "장소")),
     (None, ("뭐예요", "뭔가요", "무엇인가요", "뭐야", "어떤", "무슨", "어떻게 되", "어떻게 돼", "알려")),
     (CONDITION, ("되나요", "되요", "돼요", "가능", "있나요", "있어요", "할 수", "인정", "받을 수")),
@@ -125,7 +131,7 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -134,13 +140,17 @@ _TIME_FAMILY, _AMOUNT_FAMILY = (
     frozenset({AMOUNT, RATE, MEASURE, QUANTITY}),
 )
 _ASPECT_WORD_FAMILIES = {
-    **dict.fromkeys(korean_text.word_set("가격 금액 비용 요금 단가 수수료 값 금액은 비용은 수량"), _AMOUNT_FAMILY),
+    **dict.fromkeys(
+        korean_text.word_set("가격 금액 비용 요금 단가 수수료 값 금액은 비용은 수량 총액 합계"), _AMOUNT_FAMILY
+    ),
     **dict.fromkeys(korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일"), _TIME_FAMILY),
 }
 _FILLER_WORDS = korean_text.word_set(
     "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
     "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
+    # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
+    "일주일 하루 한달 바로 따로 미리 먼저 빨리 그냥 꼭 문제",
 )
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
@@ -159,7 +169,7 @@ _VERB_FORM_RE = re.compile(
 )
 _NOUNS_LIKE_VERB_FORMS = korean_text.word_set("분야 가나 하나 요나 라면 측면 표면 전면 이면")
 # A compound ending in one of these is an aspect of its stem: 정산일 → 정산, 할인율 → 할인, 배송비 → 배송.
-_ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가")
+_ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "가", "폭")
 _NOUNS_NOT_SPLIT = korean_text.word_set("영업일 공휴일 요일 평일 휴일 말일 단가 원가 정가 특가 평가 추가 물가 할인가")
 
 
@@ -200,7 +210,9 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             text = text.replace(name, " ")
     cued = _cued_aspect(text)
     aspect = cued[0] if cued else None
-    if aspect in (AMOUNT, MEASURE) and any(noun in text for noun in _MEASURE_NOUNS):
+    if aspect in (AMOUNT, MEASURE) and _PERIOD_ASKED_RE.search(text):
+        aspect = DURATION  # "유효기간이 얼마예요?": a length of time, not a price
+    elif aspect in (AMOUNT, MEASURE) and any(noun in text for noun in _MEASURE_NOUNS):
         aspect = QUANTITY  # "무게는 얼마까지": a weight, not a price
     words: list[str] = []
     subject: list[str] = []
@@ -214,13 +226,24 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     written = korean_text.words(text)
     raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
     analysed_non_nouns = morphology.non_nouns(text)
+    analysed_nouns = morphology.word_nouns(text)
     non_nouns: list[str] = []
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
         if raw not in _FILLER_WORDS and raw not in korean_text.QUESTION_WORDS:
             phrase.append(raw)
-        noun = _verbal_noun(raw)
+        analysed = analysed_nouns.get(written[index])
+        if analysed == morphology.DEPENDENT or analysed in _RANGE_WORDS:
+            continue  # `쪽은`, `번에`, `이상이어야`: a dependent noun or a range word names no subject
+        if analysed and len(analysed) == 1:
+            # A one-syllable noun (`차는`, `돈은`) is too short to be required of a statement, but it ranks.
+            if analysed not in _FILLER_WORDS and analysed not in korean_text.GENERIC_REFERENTS:
+                words.append(analysed)
+                subject.append(analysed)
+                optional.append(analysed)
+            continue
+        noun = analysed or _verbal_noun(raw)
         if noun is None:
             continue
         tokens = korean_text.content_tokens(noun)
@@ -242,7 +265,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
-        elif noun != word and noun.endswith("는") and len(word) >= 2:
+        elif len(word) >= 2 and ((noun != word and noun.endswith("는")) or (analysed and raw.endswith("는"))):
             marked.append(stem)
     words = list(dict.fromkeys([*words, *fractions]))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
@@ -265,7 +288,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     )
 
 
-_MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "폭", "용량", "온도")
+_MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "용량", "온도")
+_PERIOD_ASKED_RE = re.compile(r"(기간|기한)\s*(이|은|는|가)?\s*얼마(?!나)")
 _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
 
 

@@ -4,10 +4,11 @@ The fake server (`fake_server.py`) plays back a queue; this one reads what it is
 results, the violation feedback, the judge's evidence — and answers as a disobedient model would: it plants a
 wrong value, a misspelt or unknown brand, another vendor's name in some spelling, a masked vendor's figure, a
 completed-action claim, a handoff or a question back; skips the tools, calls tools it was not offered or with
-another vendor's data; repeats its error after the feedback (stubborn) or swaps it for another; answers nothing;
-or lies as the judge. Its cooperative mode copies the evidence faithfully (the local answerer's composition) and
-fixes whatever the feedback names. It tells the three kinds of call apart by their messages: the rewrite prompt,
-the judge prompt, or an answer run.
+another vendor's data; has a send of the counterpart's own document recorded and then claims another kind of
+action (ordered, sent) or, truly, that the request was received; repeats its error after the feedback (stubborn)
+or swaps it for another; answers nothing; or lies as the judge. Its cooperative mode copies the evidence
+faithfully (the local answerer's composition) and fixes whatever the feedback names. It tells the three kinds of
+call apart by their messages: the rewrite prompt, the judge prompt, or an answer run.
 
     with HostileOpenAIServer() as server:
         server.play(HostileCase(behaviour="wrong_amount", policy="stubborn"))
@@ -102,6 +103,8 @@ class HostileCase:
     other_vendor_figure: str = ""  # another vendor's value, as a sentence, when no masked clause is in the evidence
     masked_figure: str = ""  # another vendor's figure without its name, when the evidence holds no masked clause
     other_record_reference: str = ""  # another vendor's record, for `send_document`
+    own_record_reference: str = ""  # the counterpart's own record, for a `send_document` that is recorded
+    written_claim: str = ""  # the completed-action sentence written once that request is recorded
     counterpart_brand: str = ""  # a brand the counterpart carries, to misspell
     brand_one_off: str = ""  # that brand one syllable off
     unknown_brand: str = ""
@@ -159,6 +162,8 @@ class HostileModel:
             calls.append({"name": self.case.company_tool, "arguments": {}})
         elif behaviour == "send_other_record":
             calls.append({"name": "send_document", "arguments": {"reference": self.case.other_record_reference}})
+        elif behaviour in ("claim_after_send", "receipt_after_send"):
+            calls.append({"name": "send_document", "arguments": {"reference": self.case.own_record_reference}})
         elif behaviour == "vendor_argument":
             calls = [
                 {**call, "arguments": {**call["arguments"], "vendor": self.case.other_vendor_name}}
@@ -207,6 +212,8 @@ class HostileModel:
             "company_tool": "company_figure",
             "vendor_argument": "other_vendor_figure",
             "send_other_record": "action_claim",
+            "claim_after_send": "written_claim",
+            "receipt_after_send": "written_receipt",
         }.get(behaviour, "wrong_amount")
 
     def _first_draft(self, faithful: str, messages: list[Mapping]) -> str:
@@ -375,6 +382,15 @@ def _sentence_planter(kind: str, sentence: str):
     return plant
 
 
+def _plant_written_claim(case: HostileCase, base: str, evidence: list[str]):
+    return _joined(base, case.written_claim), [Plant("action_claim", case.written_claim.rstrip(".").strip())]
+
+
+def _written_receipt(case: HostileCase, base: str, evidence: list[str]):
+    """A true claim, not a plant: the request is recorded, so saying it was received (접수) is what happened."""
+    return _joined(base, case.written_claim), []
+
+
 def _plant_other_vendor_figure(case: HostileCase, base: str, evidence: list[str]):
     return _joined(base, case.other_vendor_figure), [Plant("other_vendor_figure", case.other_vendor_figure)]
 
@@ -404,6 +420,8 @@ _PLANTERS = {
     "mask_echo": _sentence_planter("mask_echo", f"{OTHER_VENDOR_MASK}도 같은 조건으로 거래하고 있습니다."),
     "company_figure": _sentence_planter("company_figure", "전체 협력사 합계 매출은 98,765,000원입니다."),
     "other_vendor_figure": _plant_other_vendor_figure,
+    "written_claim": _plant_written_claim,
+    "written_receipt": _written_receipt,
 }
 
 

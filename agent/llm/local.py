@@ -229,9 +229,14 @@ def answer_sentences(
     question_bigrams = korean_text.char_bigrams(list(focus.words)) | {
         joined[index : index + 2] for index in range(len(joined) - 1)
     }
+    record_texts: dict[int, list[str]] = {}
+    for statement in statements:
+        if statement.source == "record":
+            record_texts.setdefault(statement.item, []).append(statement.text)
+    record_items = {item: _compact(" ".join(texts)) for item, texts in record_texts.items()}
     best_by_text: dict[str, tuple] = {}
     for statement in statements:
-        judged = _answer_score(statement, focus, question_bigrams, required)
+        judged = _answer_score(statement, focus, question_bigrams, required, record_items.get(statement.item, ""))
         if judged is None or not _names_all(statement, added_numbers):
             continue
         # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that
@@ -365,13 +370,23 @@ def _required_words(focus: QuestionFocus, statements: list[Statement], own: Ques
 
 
 def _answer_score(
-    statement: Statement, focus: QuestionFocus, question_bigrams: set[str], required: tuple[str, ...]
+    statement: Statement,
+    focus: QuestionFocus,
+    question_bigrams: set[str],
+    required: tuple[str, ...],
+    record_text: str = "",
 ) -> tuple[float, float] | None:
     """(how well a statement answers, the share of the subject it names), or None when it does not answer:
-    another subject, or no value of the asked kind."""
+    another subject, or no value of the asked kind. `record_text`: the whole record a record's statement stands
+    in (compacted) — a record is about one thing, so its `납기 2026-12-03` line answers for the 된장 order its
+    other line names."""
     own, context = _compact(statement.text), _compact(statement.context)
     found = named_fully = named_itself = 0.0
     matched, matched_required = 0, 0
+    # The rest of its record counts only for a statement that names some of the subject itself (a contract's
+    # `적용 기간` line is not about the 합배송 its heading names).
+    if not any(variant in own for word in focus.subject for variant in subject_variants(word)):
+        record_text = ""
     for word in focus.subject:
         variants = subject_variants(word)
         # The word itself is closer than another word for the same subject (주문 rather than 발주).
@@ -384,6 +399,9 @@ def _answer_score(
             # only near the sentence.
             nearness = _OWN_WORD if statement.source == "record" else _CONTEXT_WORD
             found, named_fully = found + weight * nearness, named_fully + nearness
+            matched += 1
+        elif any(variant in record_text for variant in variants):
+            found, named_fully = found + weight * _CONTEXT_WORD, named_fully + _CONTEXT_WORD
             matched += 1
         else:
             continue
@@ -398,7 +416,9 @@ def _answer_score(
     # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
     qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
     qualified = sum(
-        _OWN_WORD for word in qualifiers if any(form in own or form in context for form in _qualifier_forms(word))
+        _OWN_WORD
+        for word in qualifiers
+        if any(form in own or form in context or form in record_text for form in _qualifier_forms(word))
     )
     found, named_fully, named_itself = found + qualified, named_fully + qualified, named_itself + qualified
     other_words = [word for word in focus.words if word not in focus.subject and word not in qualifiers]
@@ -598,6 +618,11 @@ def _rewrite(messages: list[Mapping]) -> str:
     return rewritten or NO_REWRITE
 
 
+# A noun phrase with only a contrastive 은요/는요 ("이천 센터 쪽은요?") asks the earlier question about another
+# subject: a follow-up although it names a topic of its own.
+_ELLIPTICAL_RE = re.compile(r"^[^?？]{1,20}[은는]요\s*[?？]*\s*$")
+
+
 def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     """The follow-up made stand-alone by prepending the key noun phrase of the most recent earlier question
     ("하이패스 단말기가 뭔가요?" + "그럼 얼마야?" → "하이패스 단말기 얼마야?"); "" when it is not a follow-up:
@@ -611,7 +636,12 @@ def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     deictic = korean_text.has_deixis(question)
     tokens = korean_text.content_tokens(question)
     procedure_only = bool(tokens) and all(token.startswith(korean_text.PROCEDURE_WORDS) for token in tokens)
-    if not deictic and not procedure_only and (korean_text.topic_tokens(question) or _names_aspect_topic(question)):
+    if (
+        not deictic
+        and not procedure_only
+        and not _ELLIPTICAL_RE.search(question)
+        and (korean_text.topic_tokens(question) or _names_aspect_topic(question))
+    ):
         return ""
     phrase = ""
     for earlier in reversed(prior_questions):

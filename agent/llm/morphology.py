@@ -55,3 +55,47 @@ def non_nouns(text: str) -> frozenset[str]:
         for match in _WORD_RE.finditer(text)
         if _NOT_NOUN_TAG_RE.match(starts.get(match.start(), "")) and "가" <= match[0][0] <= "힣"
     )
+
+
+# Nouns (common, proper, foreign) and a noun-deriving suffix continue a noun: 할인폭, 데이터, 3PL.
+_NOUN_TAG_RE = re.compile(r"^(NNG|NNP|XSN)$")
+# What may follow a noun inside one written word for it still to name that noun: particles, the copula, endings,
+# and 하다/되다-deriving suffixes (`납품한`, `업데이트돼요`).
+_AFTER_NOUN_TAG_RE = re.compile(r"^(J[A-Z]*|VCP|E[A-Z]*|XSV|XSA)(-[RI])?$|^VV$")
+_CORE_PARTICLE_TAGS = frozenset({"JX", "JKS", "JKO"})
+DEPENDENT = ""  # a word that starts with a dependent noun (`쪽은`, `번에`, `거`): it names no subject
+
+
+@lru_cache(maxsize=8192)
+def word_nouns(text: str) -> dict[str, str]:
+    """For the Hangul words of ``text`` that are a noun with something after it, the noun — the particle read
+    off even after one syllable, where rules keep it (`차는` → 차, `돈은` → 돈, `업데이트돼요` → 업데이트) —, and
+    DEPENDENT for a word that starts with a dependent noun (`쪽은`, `번에`)."""
+    if not _WORD_RE.search(text):
+        return {}
+    tokens = _kiwi().tokenize(text)
+    nouns: dict[str, str] = {}
+    for match in _WORD_RE.finditer(text):
+        word = match[0]
+        if not "가" <= word[0] <= "힣":
+            continue
+        inside = [token for token in tokens if match.start() <= token.start < match.end()]
+        if not inside:
+            continue
+        if inside[0].tag == "NNB":
+            nouns[word] = DEPENDENT
+            continue
+        end = match.start()
+        rest = inside
+        while rest and _NOUN_TAG_RE.match(rest[0].tag) and rest[0].start == end:
+            end, rest = rest[0].start + rest[0].len, rest[1:]
+        # After the noun only particles, the copula and endings (a `VV` only as 되다 after a noun: 업데이트돼요); a
+        # one-syllable noun only before a subject, topic or object particle (`바로` is no 바 with 로).
+        if (
+            end > match.start()
+            and end < match.end()
+            and all(_AFTER_NOUN_TAG_RE.match(token.tag) and (token.tag != "VV" or token.form == "되") for token in rest)
+            and (end - match.start() >= 2 or rest[0].tag in _CORE_PARTICLE_TAGS)
+        ):
+            nouns[word] = text[match.start() : end]
+    return nouns

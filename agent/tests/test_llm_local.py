@@ -500,3 +500,42 @@ def test_a_list_whose_first_item_names_what_every_item_is_about_stays_whole():
     reply, _, _ = _run("팔레트 하나에 무게는 얼마까지 실을 수 있어요?", {"search_faq": result})
 
     assert _body(reply.content)[0] == "팔레트 1개당 높이는 1.5m 이하, 중량은 1톤 이하로 적재해 주세요."
+
+
+ORDER_RESULT = (
+    "[1] (거래처 기록 · 주문 SO-2611-1028)\n"
+    "[주문] 주문 SO-2611-1028\n"
+    "산들찬 된장 3kg (SD-101) 60박스 주문 접수. 납기 2026-12-03, 배송지 본사 물류센터. 주문 금액 774,000원.\n"
+    "적용 기간: 2026-11-01 ~\n\n"
+    "[2] (거래처 기록 · 2026년 거래 조건)\n"
+    "[계약 조건] 2026년 거래 조건\n"
+    "결제 조건은 월말 마감 익월 10일 현금 결제입니다."
+)
+
+
+def test_a_record_line_answers_for_the_subject_another_line_of_the_same_record_names():
+    """A record is about one thing: its `납기` sentence answers for the 된장 order its first sentence names."""
+    reply, _, _ = _run("된장 60박스 주문한 거 납기 언제예요?", {"search_records": ORDER_RESULT})
+
+    assert _body(reply.content)[0] == "납기 2026-12-03, 배송지 본사 물류센터."
+
+
+def test_a_record_line_naming_none_of_the_subject_itself_does_not_answer_for_it():
+    """The order record's `적용 기간` line names neither 된장 nor 도착: the rest of the record does not make it an
+    answer about the delivery."""
+    reply, _, _ = _run("된장 도착이 얼마나 늦어져요?", {"search_records": ORDER_RESULT})
+
+    assert "적용 기간" not in reply.content
+
+
+def test_a_one_syllable_noun_with_its_particle_ranks_but_is_not_required():
+    """`차는` is the noun 차 with 는 (the analyser reads it): the 회수 차량 sentence answers, and a statement need not
+    repeat the one syllable."""
+    result = (
+        "[1] (FAQ · 반품 일정이 어떻게 되나요?)\n질문: 반품 일정이 어떻게 되나요?\n"
+        "답변: 반품 예정 목록은 매주 화요일 파트너센터에 등록됩니다. 회수 차량은 목요일에 출발합니다."
+    )
+
+    reply, _, _ = _run("회수 차는 언제 와요?", {"search_faq": result})
+
+    assert _body(reply.content)[0] == "회수 차량은 목요일에 출발합니다."

@@ -67,6 +67,12 @@ def test_without_history_nothing_is_rewritten():
         ),
         (("하이패스 단말기가 뭔가요?",), "그럼 어디서 사나요?", "하이패스 단말기 어디서 사나요?"),
         (("하이패스 단말기에 대해 알려줘",), "얼마야?", "하이패스 단말기 얼마야?"),
+        # A noun phrase with a contrastive 은요 asks the earlier question about another subject.
+        (
+            ("김해 센터 반품 회수 요일이 바뀐다던데 저희도 해당돼요?",),
+            "이천 센터 쪽은요?",
+            "센터 반품 회수 요일 이천 센터 쪽은요?",
+        ),
     ],
 )
 def test_local_provider_rewrites_follow_ups(history, question, expected):

@@ -7,13 +7,12 @@ docs/verification.md).
 """
 
 import json
-import sys
 
 from django.conf import settings
 from django.core.management.base import CommandError
 
+from agent.management.text_commands import TextCommand
 from agent.verification import OtherVendors, VerificationResult, VerificationSettings, verify_draft
-from config.commands import ProjectCommand
 
 LIST_FIELDS = (
     "evidence",
@@ -27,16 +26,14 @@ LIST_FIELDS = (
 TEXT_FIELDS = ("question",)  # optional; dates, times, quantities and contacts it states count as support
 
 
-class Command(ProjectCommand):
+class Command(TextCommand):
     help = (
         "초안 하나(표준 입력의 JSON) 또는 여러 개(--batch, 한 줄에 하나)를 근거와 대조해 "
         "위반과 보낼 수 있는 글을 보여 줍니다."
     )
-    requires_system_checks = []  # pure text processing: no database, no other app
-    stealth_options = ("stdin",)
 
     def add_arguments(self, parser):
-        parser.add_argument("--json", action="store_true", help="JSON으로 출력")
+        super().add_arguments(parser)
         parser.add_argument("--batch", metavar="FILE", help="JSON Lines 파일: 한 줄에 사례 하나, 결과도 한 줄에 하나")
 
     def handle(self, *args, **options):
@@ -47,13 +44,12 @@ class Command(ProjectCommand):
             cases = self._read_batch(options["batch"])
             for case in cases:  # all lines are valid before anything is printed
                 result = _verify(case, verification_settings)
-                self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False))
+                self.json_write(result.as_dict())
             return
-        raw = (options.get("stdin") or sys.stdin).read()
-        case = parse_case(raw, where="표준 입력")
+        case = parse_case(self.stdin_read(options), where="표준 입력")
         result = _verify(case, verification_settings)
         if options["json"]:
-            self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+            self.json_write(result.as_dict(), indent=2)
         else:
             self._write_report(result)
 
