@@ -63,6 +63,7 @@ _NOUN_TAG_RE = re.compile(r"^(NNG|NNP|XSN)$")
 # and 하다/되다-deriving suffixes (`납품한`, `업데이트돼요`).
 _AFTER_NOUN_TAG_RE = re.compile(r"^(J[A-Z]*|VCP|E[A-Z]*|XSV|XSA)(-[RI])?$|^VV$")
 _CORE_PARTICLE_TAGS = frozenset({"JX", "JKS", "JKO"})
+_LIGHT_VERBS = frozenset({"되", "받"})
 DEPENDENT = ""  # a word that starts with a dependent noun (`쪽은`, `번에`, `거`): it names no subject
 
 
@@ -89,12 +90,16 @@ def word_nouns(text: str) -> dict[str, str]:
         rest = inside
         while rest and _NOUN_TAG_RE.match(rest[0].tag) and rest[0].start == end:
             end, rest = rest[0].start + rest[0].len, rest[1:]
-        # After the noun only particles, the copula and endings (a `VV` only as 되다 after a noun: 업데이트돼요); a
+        # After the noun only particles, the copula and endings (a `VV` only as 되다 or 받다 after a noun:
+        # 업데이트돼요, 지급받을); a
         # one-syllable noun only before a subject, topic or object particle (`바로` is no 바 with 로).
         if (
             end > match.start()
             and end < match.end()
-            and all(_AFTER_NOUN_TAG_RE.match(token.tag) and (token.tag != "VV" or token.form == "되") for token in rest)
+            and all(
+                _AFTER_NOUN_TAG_RE.match(token.tag) and (not token.tag.startswith("VV") or token.form in _LIGHT_VERBS)
+                for token in rest
+            )
             and (end - match.start() >= 2 or rest[0].tag in _CORE_PARTICLE_TAGS)
         ):
             nouns[word] = text[match.start() : end]

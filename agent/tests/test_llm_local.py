@@ -539,3 +539,77 @@ def test_a_one_syllable_noun_with_its_particle_ranks_but_is_not_required():
     reply, _, _ = _run("회수 차는 언제 와요?", {"search_faq": result})
 
     assert _body(reply.content)[0] == "회수 차량은 목요일에 출발합니다."
+
+
+def _faq(question, answer):
+    return f"[1] (FAQ · {question})\n질문: {question}\n답변: {answer}"
+
+
+@pytest.mark.parametrize(
+    ("question", "result", "expected"),
+    [
+        # a sum written with 억 is an amount
+        (
+            "생산물 배상책임보험 보상한도 얼마 이상 돼야 해요?",
+            _faq(
+                "보험 가입이 필수인가요?",
+                "식품 협력사는 생산물 배상책임보험 가입이 필수이며 보상 한도는 1억 원 이상이어야 합니다. "
+                "보험 증권 사본을 매년 갱신해 제출해 주세요.",
+            ),
+            "식품 협력사는 생산물 배상책임보험 가입이 필수이며 보상 한도는 1억 원 이상이어야 합니다.",
+        ),
+        # "기간이 얼마" asks a length of time, not a price
+        (
+            "API 키 유효기간이 얼마예요?",
+            _faq("API 키가 만료됐어요.", "API 키의 유효 기간은 1년입니다. 재발급하면 기존 키는 7일 후 폐기됩니다."),
+            "API 키의 유효 기간은 1년입니다.",
+        ),
+        # "해도 돼요?" asks whether it is allowed, although 단가 is an amount word
+        (
+            "본사에서 단가 내려달라고 하면 저희가 거절해도 돼요?",
+            _faq(
+                "단가 인하 요청은 어떻게 하나요?",
+                "당사가 단가 인하를 요청할 때도 같은 절차를 따르며, 협력사는 인하 요청을 거절할 수 있습니다.",
+            ),
+            "당사가 단가 인하를 요청할 때도 같은 절차를 따르며, 협력사는 인하 요청을 거절할 수 있습니다.",
+        ),
+        # "언제부터" is answered by a start relative to an event
+        (
+            "행사 중인 상품은 새 단가가 언제부터 적용돼요?",
+            _faq("새 단가 적용 시점", "행사 기간 중인 상품은 행사 종료 후부터 새 단가를 적용합니다."),
+            "행사 기간 중인 상품은 행사 종료 후부터 새 단가를 적용합니다.",
+        ),
+        # 할인폭 asks the rate of the 할인
+        (
+            "물티슈 특가 할인폭이 얼마였더라?",
+            "[1] (거래처 기록 · 여름 은빛제지 특가)\n[프로모션] 여름 은빛제지 특가\n"
+            "7~8월 한정 물티슈 100매×10 18% 특가 행사 (종료).\n할인율: 18% · 최소 주문: 10박스",
+            "7~8월 한정 물티슈 100매×10 18% 특가 행사 (종료).",
+        ),
+        # the period a frequency is counted in is not the subject
+        (
+            "일주일에 배송 몇 번 와요?",
+            _faq("배송 일정", "배송은 주 2회 (화·금) 진행합니다."),
+            "배송은 주 2회 (화·금) 진행합니다.",
+        ),
+    ],
+)
+def test_how_vendors_ask_is_read_for_the_aspect_and_subject(question, result, expected):
+    reply, _, _ = _run(question, {"search_faq": result})
+
+    assert _body(reply.content)[0] == expected
+
+
+def test_a_records_other_line_carries_the_quantity_asked_and_total_is_an_amount_word():
+    """`총액` asks the order's amount; `40박스` stands in the order's other line, so its `주문 금액` line answers, not
+    the contract's unit price of the same product."""
+    result = (
+        "[1] (거래처 기록 · 주문 SO-2611-1018)\n[주문] 주문 SO-2611-1018\n"
+        "초록마당 콩나물 4kg (CM-101) 40박스 주문 접수. 주문 금액 248,000원.\n\n"
+        "[2] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "최소 주문 금액은 500,000원입니다. 주요 품목 납품 단가: 초록마당 유기농 두부 1kg 4,300원, 초록마당 콩나물 4kg 6,200원."
+    )
+
+    reply, _, _ = _run("이번에 들어간 콩나물 40박스 주문 총액이 얼마죠?", {"search_records": result})
+
+    assert _body(reply.content)[0] == "주문 금액 248,000원."

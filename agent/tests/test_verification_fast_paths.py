@@ -25,7 +25,7 @@ from agent.verification import (
 from agent.verification.brands import EvidenceText, find_misspellings, name_patterns
 from agent.verification.edits import Alphabet
 from agent.verification.engine import _sentences_holding
-from agent.verification.korean import fold
+from agent.verification.korean import fold, strip_particle_variants
 from agent.verification.numbers import quantity_values_among
 from agent.verification.other_vendors import MIN_NEAR_MISS_LENGTH, _NearMisses, _words
 from vendors.name_folding import FoldedText
@@ -303,6 +303,43 @@ def test_property_vendor_near_miss_look_up_equals_a_distance_to_every_name(names
     long_names = [name for name in names if len(name) >= MIN_NEAR_MISS_LENGTH]
     expected = any(Levenshtein.distance(word, name) == 1 for name in long_names)
     assert near_misses._one_edit_from_a_name(word) == expected
+
+
+def _suspects_by_definition(word: str, names: list[str], brands: frozenset[str]) -> tuple[str, ...]:
+    """The word's forms with and without each particle, three characters or more, neither a name nor a brand, at
+    distance 1 from a name of three characters or more."""
+    return tuple(
+        variant
+        for variant in strip_particle_variants(word)
+        if len(variant) >= MIN_NEAR_MISS_LENGTH
+        and variant not in names
+        and variant not in brands
+        and any(Levenshtein.distance(variant, name) == 1 for name in names if len(name) >= MIN_NEAR_MISS_LENGTH)
+    )
+
+
+@given(
+    st.lists(st.text(alphabet="가나다라상사", min_size=2, max_size=5), min_size=1, max_size=8).flatmap(
+        lambda names: st.tuples(
+            st.just(names),
+            st.lists(_words_near(names).map(lambda word: word + "는" if len(word) % 2 else word), max_size=8),
+            st.lists(st.one_of(_words_near(names), _words_near(names).map(lambda word: word * 2 + "에서")), max_size=8),
+        )
+    )
+)
+def test_property_words_with_suspects_are_those_one_edit_from_a_name_whatever_was_looked_up_before(picked):
+    """Quiet words remembered by one draft never hide a suspect of the next one, and long words are cut off only
+    when no form of them can be one edit from a name."""
+    names, first, second = picked
+    brands = frozenset(names[:1])
+    near_misses = _NearMisses(frozenset(names), brands)
+    for words in (first, second, first + second, second):
+        expected = [
+            (index, found)
+            for index, word in enumerate(words)
+            if (found := _suspects_by_definition(word, names, brands))
+        ]
+        assert near_misses.with_suspects(words) == expected
 
 
 def _plain_words(folded: FoldedText) -> list[tuple[int, int]]:

@@ -327,6 +327,16 @@ _PROBE_TEXT = (
 )
 
 
+def test_a_value_after_a_long_run_without_spaces_keeps_the_word_it_depends_on():
+    """No clause end and one space in the 100 characters before `익월`: the clause must still hold 익월, so the
+    draft's `익월 25일` is found where a full parse finds it (not read as the plain day 25)."""
+    text = "문의: " + "order@solbit.co.kr" * 6 + "익월 25일"
+    probes = parse_values("결제는 익월 25일입니다.")
+
+    assert supported_in(probes, text, lambda: fold(text)) == [is_supported(v, value_keys_among([text])) for v in probes]
+    assert supported_in(probes, text, lambda: fold(text)) == [True]
+
+
 @settings(max_examples=400)
 @given(fragments=st.lists(_FRAGMENTS, min_size=1, max_size=14), picks=st.lists(st.integers(0, 40), max_size=4))
 def test_property_the_anchor_search_answers_as_a_full_parse(fragments, picks):

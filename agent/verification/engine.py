@@ -191,8 +191,12 @@ def verify_draft(
     )
 
     violations = [
-        *_quantity_violations(quantities, supported_pairs),
-        *_value_violations(values, value_support),
+        *_unsupported_violations(
+            quantities,
+            [(quantity.kind, quantity.value) in supported_pairs for quantity in quantities],
+            format_quantity,
+        ),
+        *_unsupported_violations(values, value_support, display),
         *_swap_violations(drafted, values, value_support, evidence_text, supported_pairs, subject_starts),
         *(
             Violation(
@@ -296,20 +300,6 @@ def _sentences_holding(violations: list[Violation], sentences: list[Sentence]) -
     return holding
 
 
-def _quantity_violations(quantities: tuple[Quantity, ...], supported: set) -> list[Violation]:
-    return [
-        Violation(
-            kind=quantity.kind,
-            value=quantity.value,
-            text=quantity.raw,
-            span=quantity.span,
-            reason=f"근거에 없는 {kind_label(quantity.kind)}: {format_quantity(quantity)}",
-        )
-        for quantity in quantities
-        if (quantity.kind, quantity.value) not in supported
-    ]
-
-
 def _supported_values(
     values: tuple[Value, ...], evidence: EvidenceText, question: str, subjects: set[str]
 ) -> tuple[list[bool], list[bool], dict[str, list[int]] | None]:
@@ -332,17 +322,21 @@ def _supported_values(
     return answers, by_question, subject_starts
 
 
-def _value_violations(values: tuple[Value, ...], supported: list[bool]) -> list[Violation]:
-    """Dates, times, quantities and contacts of the draft that no evidence passage (nor the question) states."""
+def _unsupported_violations(
+    found: Iterable[Quantity | Value], supported: Iterable[bool], shown: Callable[[Quantity | Value], str]
+) -> list[Violation]:
+    """The draft's amounts and percentages, or its dates, times, quantities and contacts, that no evidence passage
+    (nor, for the latter, the question) states: ``supported`` says so per value, ``shown`` writes it for the
+    reason."""
     return [
         Violation(
             kind=value.kind,
             value=value.value,
             text=value.raw,
             span=value.span,
-            reason=f"근거에 없는 {kind_label(value.kind)}: {display(value)}",
+            reason=f"근거에 없는 {kind_label(value.kind)}: {shown(value)}",
         )
-        for value, is_stated in zip(values, supported, strict=True)
+        for value, is_stated in zip(found, supported, strict=True)
         if not is_stated
     ]
 

@@ -143,6 +143,10 @@ PARTICLES = frozenset(
 )
 MAX_PARTICLE_LENGTH = max(map(len, PARTICLES))
 
+# Words that may follow a count or a unit in the same word, for both parsers ("3만 개씩", "100박스씩", "30롤짜리"):
+# the amount parser's count units and the quantity parser's units each add their own few.
+UNIT_FOLLOWERS = ("씩", "당", "짜리", "이상", "이하", "미만", "초과", "정도", "가량", "쯤")
+
 
 def is_particle(text: str) -> bool:
     return text in PARTICLES

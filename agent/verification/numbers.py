@@ -17,7 +17,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import NamedTuple
 
-from agent.verification.korean import PARTICLES, is_hangul_syllable
+from agent.verification.korean import PARTICLES, UNIT_FOLLOWERS, is_hangul_syllable
 
 
 class QuantityKind(StrEnum):
@@ -200,22 +200,7 @@ _COUNT_UNITS = sorted(
 )
 _COUNT_UNIT_RE = re.compile(" ?(" + "|".join(_COUNT_UNITS) + ")")
 # What may follow a count unit in the same word ("3만 개씩", "3만 명입니다").
-_COUNT_FOLLOWERS = (
-    "씩",
-    "당",
-    "짜리",
-    "째",
-    "이상",
-    "이하",
-    "미만",
-    "초과",
-    "정도",
-    "가량",
-    "쯤",
-    "님",
-    "입니다",
-    "이에요",
-)
+_COUNT_FOLLOWERS = (*UNIT_FOLLOWERS, "째", "님", "입니다", "이에요")
 
 _HANGUL_NUMERAL_RE = re.compile(
     r"(?<![가-힣0-9])(?<![0-9] )[일이삼사오육칠팔구십백천만억조]+(?: [일이삼사오육칠팔구십백천만억조]+)*"

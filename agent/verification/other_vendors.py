@@ -23,6 +23,7 @@ from rapidfuzz.distance import Levenshtein
 from agent.verification.brands import EvidenceText
 from agent.verification.edits import Alphabet
 from agent.verification.korean import (
+    MAX_PARTICLE_LENGTH,
     fold,
     is_hangul_syllable,
     is_latin_or_digit,
@@ -240,35 +241,56 @@ class _NearMisses:
             if len(pattern) >= MIN_NEAR_MISS_LENGTH
             for length in (len(pattern) - 1, len(pattern), len(pattern) + 1)
         )
+        # A word longer than this has no form, with or without a particle, one edit from a name.
+        self._longest_word = max(self._lengths, default=0) + MAX_PARTICLE_LENGTH
         self._vendor_patterns = vendor_patterns
         self._brand_forms = brand_forms
         self._alphabet = Alphabet(pattern for pattern in vendor_patterns if len(pattern) >= MIN_NEAR_MISS_LENGTH)
-        self._suspects: dict[str, tuple[str, ...]] = {}
+        self._suspects: dict[str, tuple[str, ...]] = {}  # words that have suspects
+        self._quiet: set[str] = set()  # words that have none: most of every draft
 
     def suspects(self, word: str) -> tuple[str, ...]:
         """The forms of the folded `word`, with and without each particle, long enough for a near miss, not a
         vendor's name nor a known brand, and one edit from a vendor's name."""
-        if (known := self._suspects.get(word)) is None:
-            known = tuple(
-                variant
-                for variant in strip_particle_variants(word)
-                if len(variant) >= MIN_NEAR_MISS_LENGTH
-                and variant not in self._vendor_patterns
-                and variant not in self._brand_forms
-                and self._one_edit_from_a_name(variant)
-            )
+        if (known := self._suspects.get(word)) is not None:
+            return known
+        if word in self._quiet:
+            return ()
+        found = self._find_suspects(word) if len(word) <= self._longest_word else ()
+        if found:
             if len(self._suspects) >= _NEAR_MISS_MEMO_SIZE:
                 self._suspects.clear()
-            self._suspects[word] = known
-        return known
+            self._suspects[word] = found
+        else:
+            if len(self._quiet) >= _NEAR_MISS_MEMO_SIZE:
+                self._quiet.clear()
+            self._quiet.add(word)
+        return found
 
-    def suspects_of(self, words: list[str]) -> list[tuple[str, ...]]:
-        """``suspects`` of each word, in order: one memo look-up per word, the method only for words new to it."""
-        known = list(map(self._suspects.get, words))
-        for index, found in enumerate(known):
-            if found is None:
-                known[index] = self.suspects(words[index])
-        return known
+    def _find_suspects(self, word: str) -> tuple[str, ...]:
+        # Every form of the word, with or without a particle, begins with this: two characters in it that no name
+        # holds put all of them beyond one edit (most new words: numbers, other syllables, words joined to them).
+        if self._alphabet.is_beyond_one_edit(word[: max(1, len(word) - MAX_PARTICLE_LENGTH)]):
+            return ()
+        return tuple(
+            variant
+            for variant in strip_particle_variants(word)
+            if len(variant) >= MIN_NEAR_MISS_LENGTH
+            and variant not in self._vendor_patterns
+            and variant not in self._brand_forms
+            and self._one_edit_from_a_name(variant)
+        )
+
+    def with_suspects(self, words: list[str]) -> list[tuple[int, tuple[str, ...]]]:
+        """``(index, suspects)`` of the words that have suspects, in order. Words known to have none are taken out
+        by one set difference (a draft is mostly words seen before), the rest looked up once each."""
+        new = set(words).difference(self._quiet)
+        if not new:
+            return []
+        found = {word: suspects for word in new if (suspects := self.suspects(word))}
+        if not found:
+            return []
+        return [(index, found[word]) for index, word in enumerate(words) if word in found]
 
     def _one_edit_from_a_name(self, word: str) -> bool:
         if len(word) not in self._lengths or self._alphabet.is_beyond_one_edit(word):
@@ -440,9 +462,8 @@ def _near_misses(draft, folded, spotter, counterpart, evidence, *, taken) -> lis
     found, flagged = [], []
     text = folded.folded
     spans = _words(folded)
-    for (start, end), suspects in zip(spans, near_misses.suspects_of([text[s:e] for s, e in spans]), strict=True):
-        if not suspects:  # most words: nothing one edit from a vendor's name
-            continue
+    for index, suspects in near_misses.with_suspects([text[s:e] for s, e in spans]):
+        start, end = spans[index]
         span = folded.span(start, end)
         if any(span[0] < t_end and t_start < span[1] for t_start, t_end in (*taken, *flagged)):
             continue

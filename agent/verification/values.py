@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import ahocorasick
 
-from agent.verification.korean import PARTICLES, is_hangul_syllable
+from agent.verification.korean import PARTICLES, UNIT_FOLLOWERS, is_hangul_syllable
 
 DATE, TIME, QUANTITY, CONTACT = "date", "time", "quantity", "contact"
 VALUE_KINDS = (CONTACT, DATE, TIME, QUANTITY)  # in the order they are read
@@ -360,17 +360,8 @@ _QUANTITY_RE = re.compile(
 )
 # What may follow a unit in the same word: particles, and these ("100박스씩", "30롤짜리", "3영업일 이내").
 _UNIT_FOLLOWERS = (
-    "씩",
-    "당",
-    "짜리",
+    *UNIT_FOLLOWERS,
     "단위",
-    "이상",
-    "이하",
-    "미만",
-    "초과",
-    "정도",
-    "가량",
-    "쯤",
     "내외",
     "부터",
     "까지",
@@ -612,7 +603,7 @@ def _after_a_number(text: str, start: int) -> bool:
 
 def clause_around(text: str, start: int, end: int, reach: int = _WINDOW_REACH, ends=_CLAUSE_ENDS) -> str:
     """The clause of ``text`` holding ``text[start:end]``: from the last of ``ends`` before it to the first one
-    after it, at most ``reach`` characters each way (cut at a space there)."""
+    after it, at most ``reach`` characters each way (widened to whole words there)."""
     left, right = clause_bounds(text, start, end, reach, ends)
     return text[left:right]
 
@@ -622,15 +613,16 @@ def clause_bounds(text: str, start: int, end: int, reach: int = _WINDOW_REACH, e
     lefts = [position + len(mark) for mark in ends if (position := text.rfind(mark, low, start)) != -1]
     left = max(lefts, default=-1)
     if left == -1:
-        space = text.find(" ", low, start)
-        left = low if low == 0 or space == -1 else space + 1
+        # Widen to the start of the word the reach ends in, never narrow: the only space in the stretch may be the
+        # one right before the value (`…co.kr익월 25일`), and cutting there would drop the 익월 it depends on.
+        left = text.rfind(" ", 0, low) + 1 if low else 0
     high = min(len(text), end + reach)
     rights = [position for mark in ends if (position := text.find(mark, end, high)) != -1]
     if rights:
         right = min(rights) + (1 if text[min(rights)] == "." else 0)
     else:
-        space = text.rfind(" ", end, high)
-        right = high if high == len(text) or space == -1 else space
+        space = text.find(" ", high) if high < len(text) else -1
+        right = len(text) if space == -1 else space
     return left, right
 
 
