@@ -308,17 +308,14 @@ def _named_subject_entries(query, query_vector, reranker, accepted, trace) -> li
     )
     if len(terms) < 2:
         return []
-    rare = [
-        term
-        for term in terms
-        if term not in blocked and 0 < len(_word_starting_entries(term)) <= settings.FAQ_RARE_TERM_ENTRIES
-    ]
+    using = {term: _word_starting_entries(term) for term in terms if term not in blocked}
+    rare = [term for term, found in using.items() if 0 < len(found) <= settings.FAQ_RARE_TERM_ENTRIES]
     have = {candidate.faq_id for candidate in accepted}
     entries = {
         entry.pk: entry
         for term in rare
-        for entry in _word_starting_entries(term)
-        if entry.pk not in have and sum(_begins_word(term, entry) for term in terms) >= 2
+        for entry in using[term]
+        if entry.pk not in have and sum(_begins_word(word, entry) for word in terms) >= 2
     }
     if not entries:
         return []

@@ -388,7 +388,7 @@ async def workspaces_search(
     ll_keywords: list,
     nearest: int = 0,
     always: frozenset[str] = frozenset(),
-    others: list[tuple[str, int]] = (),
+    others: tuple[tuple[str, int], ...] | list[tuple[str, int]] = (),
     others_nearest: int = 0,
 ) -> list[Hit]:
     """Query every (workspace, revision) at once; a workspace that fails is logged and left out.
