@@ -330,10 +330,24 @@ def _begins_word(term: str, entry: FaqEntry) -> bool:
     return re.search(rf"(?<![0-9a-z가-힣]){re.escape(term)}", f"{entry.question} {entry.answer}".lower()) is not None
 
 
+# A word that this many entries hold, even inside other words, is no rare word: the scan for one stops there.
+_RARE_SCAN_LIMIT = 50
+
+
 def _word_starting_entries(term: str) -> list[FaqEntry]:
-    """Active entries in which `term` begins a word, at most one more than a rare word may have."""
-    matches = faq_keyword_matches([term], limit=200)
-    return [entry for entry in matches if _begins_word(term, entry)][: settings.FAQ_RARE_TERM_ENTRIES + 1]
+    """Active entries in which `term` begins a word, at most one more than a rare word may have (that many also
+    when more than _RARE_SCAN_LIMIT entries hold it at all)."""
+    contains = Q(question_lower__contains=term) | Q(answer_lower__contains=term)
+    if connection.vendor == "postgresql":
+        contains &= Q(search_bigrams__contains=text_bigrams(term))  # through the GIN index, as the keyword retry
+    rows = list(
+        FaqEntry.objects.annotate(question_lower=Lower("question"), answer_lower=Lower("answer"))
+        .filter(contains, status=FaqEntry.Status.ACTIVE)
+        .order_by("pk")[: _RARE_SCAN_LIMIT + 1]
+    )
+    if len(rows) > _RARE_SCAN_LIMIT:
+        return rows[: settings.FAQ_RARE_TERM_ENTRIES + 1]
+    return [entry for entry in rows if _begins_word(term, entry)][: settings.FAQ_RARE_TERM_ENTRIES + 1]
 
 
 def _with_places_for(named: list[_Candidate], accepted: list[_Candidate], limit: int) -> list[_Candidate]:
