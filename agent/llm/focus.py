@@ -202,6 +202,7 @@ class QuestionFocus:
     relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
     recurring: bool = False  # "매달 며칠", "매주 무슨 요일": a value that recurs, not one occurrence's
     asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
+    asks_own: bool = False  # "저희 결제는 …": the vendor asks about their own terms, which their record states
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -294,6 +295,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
         recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
         asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
+        asks_own=any(word.startswith(_OWN_WORDS) for word in written),
     )
 
 
@@ -303,6 +305,7 @@ _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
 
 
 _RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "매번")
+_OWN_WORDS = ("저희", "우리")
 
 
 def _cued_aspect(text: str) -> tuple[str | None, ...]:

@@ -251,13 +251,15 @@ def answer_sentences(
     best_score, best_share, best = scored[0]
     # For a value, the vendor's own record wins over shared knowledge when it names the subject as fully and answers
     # nearly as well (an FAQ entry asked in the vendor's very words still wins over a record that only shares the
-    # subject). "What happens if …" is answered by a rule, never by a record that happens to share a word.
+    # subject). "What happens if …" is answered by a rule, never by a record that happens to share a word. A
+    # question about the vendor's own terms ("저희는 대금을 어떤 방식으로 받나요?") is answered by their record
+    # whenever it answers at all.
     own_record = next((triple for triple in scored if triple[2].source == "record" and triple[1] >= best_share), None)
     if (
         own_record
         and (focus.accepted_values or own_record[1] >= _FULL_SHARE)
         and best.source != "record"
-        and own_record[0] >= best_score - _RECORD_MARGIN
+        and (focus.asks_own or own_record[0] >= best_score - _RECORD_MARGIN)
     ):
         best_score, _, best = own_record
     scored = [(score, statement) for score, _, statement in scored]

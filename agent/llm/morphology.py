@@ -61,7 +61,7 @@ def non_nouns(text: str) -> frozenset[str]:
 _NOUN_TAG_RE = re.compile(r"^(NNG|NNP|XSN)$")
 # What may follow a noun inside one written word for it still to name that noun: particles, the copula, endings,
 # and 하다/되다-deriving suffixes (`납품한`, `업데이트돼요`).
-_AFTER_NOUN_TAG_RE = re.compile(r"^(J[A-Z]*|VCP|E[A-Z]*|XSV|XSA)(-[RI])?$|^VV$")
+_AFTER_NOUN_TAG_RE = re.compile(r"^(J[A-Z]*|VCP|E[A-Z]*|XSV|XSA|VV)(-[RI])?$")
 _CORE_PARTICLE_TAGS = frozenset({"JX", "JKS", "JKO"})
 _LIGHT_VERBS = frozenset({"되", "받"})
 DEPENDENT = ""  # a word that starts with a dependent noun (`쪽은`, `번에`, `거`): it names no subject

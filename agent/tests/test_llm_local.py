@@ -607,9 +607,57 @@ def test_a_records_other_line_carries_the_quantity_asked_and_total_is_an_amount_
         "[1] (거래처 기록 · 주문 SO-2611-1018)\n[주문] 주문 SO-2611-1018\n"
         "초록마당 콩나물 4kg (CM-101) 40박스 주문 접수. 주문 금액 248,000원.\n\n"
         "[2] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
-        "최소 주문 금액은 500,000원입니다. 주요 품목 납품 단가: 초록마당 유기농 두부 1kg 4,300원, 초록마당 콩나물 4kg 6,200원."
+        "최소 주문 금액은 500,000원입니다. "
+        "주요 품목 납품 단가: 초록마당 유기농 두부 1kg 4,300원, 초록마당 콩나물 4kg 6,200원."
     )
 
     reply, _, _ = _run("이번에 들어간 콩나물 40박스 주문 총액이 얼마죠?", {"search_records": result})
 
     assert _body(reply.content)[0] == "주문 금액 248,000원."
+
+
+def test_a_question_about_the_vendors_own_terms_is_answered_by_their_record():
+    """`저희는`: the vendor asks about their own terms; their contract answers although the shared FAQ about payment
+    means asks in closer words."""
+    results = {
+        "search_records": (
+            "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+            "결제 조건은 월말 마감 익월 15일 전자어음 결제입니다."
+        ),
+        "search_faq": _faq("현금 결제 외 다른 지급 방법이 있나요?", "대금은 계좌 이체로만 지급합니다."),
+    }
+
+    reply, _, _ = _run("저희는 대금을 어떤 방식으로 받나요?", results)
+    shared, _, _ = _run("대금은 어떤 방식으로 받나요?", results)
+
+    assert _body(reply.content)[0] == "결제 조건은 월말 마감 익월 15일 전자어음 결제입니다."
+    assert _body(shared.content)[0] == "대금은 계좌 이체로만 지급합니다."
+
+
+@pytest.mark.parametrize(
+    ("question", "result", "expected"),
+    [
+        # where something is entered is a place: the form it goes in
+        (
+            "그럼 택배 송장 번호는 어디에 입력해요?",
+            _faq("택배로 납품해도 되나요?", "택배 송장 번호를 입고 예약에 함께 입력해 주세요."),
+            "택배 송장 번호를 입고 예약에 함께 입력해 주세요.",
+        ),
+        # how money is paid is answered by the means
+        (
+            "현금 말고 다른 지급 방법도 있나요?",
+            _faq("현금 결제 외 다른 지급 방법이 있나요?", "대금은 계좌 이체로만 지급합니다."),
+            "대금은 계좌 이체로만 지급합니다.",
+        ),
+        # a duration with 가량 answers "얼마나"
+        (
+            "합배송하면 도착이 얼마나 늦어져요?",
+            _faq("합배송 안내", "합배송 시 도착 시간이 30분가량 늦어질 수 있습니다."),
+            "합배송 시 도착 시간이 30분가량 늦어질 수 있습니다.",
+        ),
+    ],
+)
+def test_places_means_and_loose_durations_answer(question, result, expected):
+    reply, _, _ = _run(question, {"search_faq": result})
+
+    assert _body(reply.content)[0] == expected

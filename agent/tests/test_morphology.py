@@ -1,0 +1,31 @@
+"""The analyser's reading of a question's words: which are nouns, and which name no subject."""
+
+import pytest
+
+from agent.llm import morphology
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # a particle is read off even after one syllable
+        ("회수 차는 언제 와요?", {"차는": "차"}),
+        ("11월에 납품한 거 돈은 언제 들어와요?", {"납품한": "납품", "거": morphology.DEPENDENT, "돈은": "돈"}),
+        # a dependent noun names no subject
+        ("이천 센터 쪽은요?", {"쪽은요": morphology.DEPENDENT}),
+        # 되다 and 받다 after a noun keep the noun
+        ("행사 실적 데이터는 언제 업데이트돼요?", {"데이터는": "데이터", "업데이트돼요": "업데이트"}),
+        ("지급받을 통장을 바꾸려면 어떻게 해요?", {"지급받을": "지급", "통장을": "통장"}),
+        # a one-syllable noun only before a subject, topic or object particle: 바로 is an adverb, not 바 with 로
+        ("3PL 업체 창고에서 저희 물건 바로 내보내도 문제 없나요?", {"창고에서": "창고"}),
+    ],
+)
+def test_word_nouns(question, expected):
+    assert morphology.word_nouns(question) == expected
+
+
+def test_words_that_are_nouns_alone_or_verbs_are_not_listed():
+    nouns = morphology.word_nouns("재고 실사는 얼마나 자주 받고 해요?")
+
+    assert "재고" not in nouns  # a bare noun needs no reading
+    assert not {"얼마나", "자주", "받고", "해요"} & nouns.keys()
