@@ -31,7 +31,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agent.knowledge.synonyms import subject_variants
+from agent.knowledge.synonyms import spoken_forms_written, subject_variants
 from agent.knowledge.types import EvidenceItem
 from agent.verification.korean import EndingStripper
 from config.db import analyze_after_bulk_write
@@ -61,8 +61,10 @@ _QUESTION_WORDS = frozenset(
     ["문의", "문의드립니다", "좀", "주세요", "지금", "현재", "저희", "매달", "매월", "진행", "중인", "이번"]
 )
 # Verb endings after a verbal noun in questions (`결제돼요`, `발송되나요`, `정산하나요`): the noun is the token.
+# So are 받다 forms after one (`지급받는`, `입금받나요`: what the vendor receives is the noun's subject).
 _VERBAL_ENDINGS = ("되나요", "되는지", "됩니까", "돼요", "되요", "되죠", "하나요", "합니까", "해요", "하죠", "할까요",
-                   "되었나요", "됐나요", "했나요")  # fmt: skip
+                   "되었나요", "됐나요", "했나요", "받는지", "받나요", "받아요", "받으려면", "받는", "받을", "받은",
+                   "받죠")  # fmt: skip
 # A compound ending in an aspect syllable (`정산일`, `지급일`, `배송비`, `할인율`) also finds its stem in the records,
 # where the values are written `정산 월`, `지급 예정일`, `할인율`.
 _ASPECT_SUFFIXES = ("일", "율", "률", "비", "액")
@@ -80,11 +82,15 @@ particle_strip = EndingStripper(_PARTICLES, times=_MAX_PARTICLE_STRIPS, min_stem
 
 
 def query_tokens(query: str) -> list[str]:
-    """Distinct search tokens of a question: normalised, edge punctuation and particles stripped, noise dropped."""
+    """Distinct search tokens of a question: normalised, edge punctuation and particles stripped, noise dropped.
+    A one-character word is kept only when it names a subject other words write at length (`돈` → 대금, 결제 …):
+    it is searched by those words alone."""
     tokens: list[str] = []
     for raw in _TOKEN_SPLIT.split(search_normalize(query)):
         bare = _EDGE_PUNCTUATION.sub("", raw)
         token = particle_strip(bare)
+        if len(bare) > 1 and bare[1:] in _PARTICLES and _synonyms(bare[:1]):
+            token = bare[:1]  # `돈은` → 돈: a subject word of one syllable keeps no particle either
         for ending in _VERBAL_ENDINGS:
             if bare.endswith(ending) and len(bare) - len(ending) >= _MIN_TOKEN_LENGTH:
                 token = bare[: -len(ending)]
@@ -92,7 +98,7 @@ def query_tokens(query: str) -> list[str]:
         if len(token) >= 3 and token.endswith(_ASPECT_SUFFIXES) and "가" <= token[-2] <= "힣":
             token = token[:-1]
         if (
-            len(token) < _MIN_TOKEN_LENGTH
+            (len(token) < _MIN_TOKEN_LENGTH and not _synonyms(token))
             or token in tokens
             or bare in _QUESTION_WORDS
             or token in _QUESTION_WORDS
@@ -211,7 +217,17 @@ def _search_pass(
     for token in tokens:
         pattern = _like_pattern(token)
         synonyms = _synonyms(token)
-        if synonyms and not similar_tokens:
+        if len(token) < _MIN_TOKEN_LENGTH:
+            if similar_tokens:
+                scores.append("0.0")
+                continue
+            # A one-syllable word (돈) is inside too many others: only its longer words for the subject count.
+            synonym_patterns = [_like_pattern(synonym) for synonym in synonyms]
+            scores.append(f"CASE WHEN ({' OR '.join([_LIKE] * len(synonyms))}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
+            score_params += synonym_patterns
+            candidates += [_LIKE] * len(synonyms)
+            candidate_params += synonym_patterns
+        elif synonyms and not similar_tokens:
             # The record may write the subject another way (대금 → "결제 조건은 …"): found, but worth a little less.
             other = " OR ".join([_LIKE] * len(synonyms))
             scores.append(f"CASE WHEN {_LIKE} THEN 1.0 WHEN ({other}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
@@ -236,8 +252,9 @@ def _search_pass(
     in_force, in_force_params = "", []
     if model is VendorRecord:
         columns, join = "t.*", ""
-        in_force = "AND (t.effective_to IS NULL OR t.effective_to >= %s) "
-        in_force_params = [window[0].isoformat()]
+        if window[0] is not None:
+            in_force = "AND (t.effective_to IS NULL OR t.effective_to >= %s) "
+            in_force_params = [window[0].isoformat()]
         if window[1] is not None:
             in_force += "AND (t.effective_from IS NULL OR t.effective_from <= %s) "
             in_force_params.append(window[1].isoformat())
@@ -281,6 +298,7 @@ def vendor_records_search(
     exist. Records are in force on `on` (default today) or in the period the question names (see
     `_records_window`).
     """
+    query = spoken_forms_written(query)
     tokens = query_tokens(query)
     if limit <= 0 or not tokens:
         return []

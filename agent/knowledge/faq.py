@@ -13,6 +13,7 @@ keyword results passed off as the FAQ search.
 """
 
 import logging
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from agent.knowledge.faq_index import (
     faq_index_sync,
 )
 from agent.knowledge.rerank import RerankError, passage_text, reranker_get
+from agent.knowledge.synonyms import spoken_forms_written, verb_noun
 from agent.knowledge.types import EvidenceItem
 from agent.models import FaqEntry
 
@@ -65,6 +67,7 @@ class FaqSearchTrace:
     low_confidence_threshold: float = 0.0
     keyword_retry: str = ""  # "" not needed, "blocked:<reason>", "no_match", "rejected", "accepted"
     keyword_hits: int = 0
+    named_subject_hits: int = 0
     returned: int = 0
     top_score: float | None = None
     timings_ms: dict = field(default_factory=dict)
@@ -80,7 +83,7 @@ class _Candidate:
     answer: str
     category: str
     url: str
-    stage: str  # "dense" | "relaxed" | "sparse" | "keyword"
+    stage: str  # "dense" | "relaxed" | "sparse" | "keyword" | "named"
     dense_score: float | None = None
     question_vector: list | None = None
     passage_vector: list | None = None
@@ -104,7 +107,7 @@ def faq_search(query: str, *, limit: int | None = None) -> list[EvidenceItem]:
 
 
 def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[EvidenceItem], FaqSearchTrace]:
-    query = (query or "").strip()
+    query = spoken_forms_written((query or "").strip())
     limit = settings.FAQ_TOP_N_FOR_LLM if limit is None else limit
     trace = FaqSearchTrace(query=query)
     if limit <= 0:
@@ -134,6 +137,10 @@ def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[Evi
     if not accepted:
         with _timed(trace, "keyword"):
             accepted = _keyword_retry(query, query_vector, reranker, confidence.low, trace)
+    if query_vector is not None:
+        with _timed(trace, "named_subject"):
+            named = _named_subject_entries(query, query_vector, reranker, accepted, trace)
+        accepted = _with_places_for(named, accepted, limit)
 
     accepted.sort(key=lambda candidate: -candidate.rerank_score)
     items = [_evidence(candidate, confidence) for candidate in accepted[:limit]]
@@ -249,27 +256,107 @@ def _keyword_retry(query, query_vector, reranker, low, trace) -> list[_Candidate
     if not matches:
         trace.keyword_retry = "no_match"
         return []
-    stored = _stored_vectors(matches) if query_vector is not None else {}
-    candidates = [
-        _Candidate(
-            faq_id=entry.pk,
-            question=entry.question,
-            answer=entry.answer,
-            category=entry.category,
-            url=entry.url,
-            stage="keyword",
-            question_vector=stored.get(str(entry.point_id), {}).get("dense"),
-            passage_vector=stored.get(str(entry.point_id), {}).get(PASSAGE),
-            as_of=entry.source_created_at.isoformat() if entry.source_created_at else None,
-        )
-        for entry in matches
-    ]
+    candidates = _keyword_candidates(matches, query_vector, stage="keyword")
     _rerank(query, query_vector, candidates, reranker, trace)
     if trace.rerank_failed or max(candidate.rerank_score for candidate in candidates) < low:
         trace.keyword_retry = "rejected"
         return []
     trace.keyword_retry = "accepted"
     return [candidate for candidate in candidates if candidate.rerank_score >= low]
+
+
+def _keyword_candidates(entries: list[FaqEntry], query_vector, *, stage: str) -> list[_Candidate]:
+    stored = _stored_vectors(entries) if query_vector is not None else {}
+    return [
+        _Candidate(
+            faq_id=entry.pk,
+            question=entry.question,
+            answer=entry.answer,
+            category=entry.category,
+            url=entry.url,
+            stage=stage,
+            question_vector=stored.get(str(entry.point_id), {}).get("dense"),
+            passage_vector=stored.get(str(entry.point_id), {}).get(PASSAGE),
+            as_of=entry.source_created_at.isoformat() if entry.source_created_at else None,
+        )
+        for entry in entries
+    ]
+
+
+# A one-syllable noun of place or time with its particle (`안에`, `전에`) says where or when, never what.
+_PLACING_WORD = re.compile(r"^[안전후뒤위중내밖앞때][에엔은도]?$")
+
+
+def _named_subject_entries(query, query_vector, reranker, accepted, trace) -> list[_Candidate]:
+    """Entries holding a rare noun of the question (one at most FAQ_RARE_TERM_ENTRIES entries begin a word with:
+    `시식`, `이자`, `선물세트`) and another of its words, that the vector search did not bring: the question names
+    their subject exactly, in words its embedding barely weighs (`시식 행사 … 언제까지 신청` → `시식 행사를 하고
+    싶어요`, `… 늦게 들어오면 이자 붙나요` → `지연 이자를 받을 수 있나요`). A verb the sources write as a noun counts
+    as that noun (`단가 올리` → `단가 인상`). A question whose rare words no entry has (`휴가`, `와이파이`) gets
+    nothing from here; an over-broad word (the keyword retry's blocklist) or a word the morphological analyser
+    reads as a verb, adverb or numeral (`받고`, `하나에`) is never the rare one."""
+    blocked = set(settings.FAQ_KEYWORD_RETRY_BLOCKLIST)
+    words = sorted({term for term in search_terms(query) if len(term) >= 2 and not _PLACING_WORD.match(term)})
+    if len(words) < 2:
+        return []
+    # Loaded once per process (the local answerer loads it too): verb forms are no subject (docs/knowledge.md).
+    from agent.llm.morphology import non_nouns
+
+    verbs = non_nouns(query)
+    terms = sorted(
+        {verb_noun(word) or word for word in words if verb_noun(word) or not any(v.startswith(word) for v in verbs)}
+    )
+    if len(terms) < 2:
+        return []
+    using = {term: _word_starting_entries(term) for term in terms if term not in blocked}
+    rare = [term for term, found in using.items() if 0 < len(found) <= settings.FAQ_RARE_TERM_ENTRIES]
+    have = {candidate.faq_id for candidate in accepted}
+    entries = {
+        entry.pk: entry
+        for term in rare
+        for entry in using[term]
+        if entry.pk not in have and sum(_begins_word(word, entry) for word in terms) >= 2
+    }
+    if not entries:
+        return []
+    candidates = _keyword_candidates(list(entries.values()), query_vector, stage="named")
+    _rerank(query, query_vector, candidates, reranker, trace)
+    trace.named_subject_hits = len(candidates)
+    return sorted(candidates, key=lambda candidate: -candidate.rerank_score)
+
+
+def _begins_word(term: str, entry: FaqEntry) -> bool:
+    """Whether `term` begins a word of the entry's question or answer (`도로` is not in `별도로`)."""
+    return re.search(rf"(?<![0-9a-z가-힣]){re.escape(term)}", f"{entry.question} {entry.answer}".lower()) is not None
+
+
+# A word that this many entries hold, even inside other words, is no rare word: the scan for one stops there.
+_RARE_SCAN_LIMIT = 50
+
+
+def _word_starting_entries(term: str) -> list[FaqEntry]:
+    """Active entries in which `term` begins a word, at most one more than a rare word may have (that many also
+    when more than _RARE_SCAN_LIMIT entries hold it at all)."""
+    contains = Q(question_lower__contains=term) | Q(answer_lower__contains=term)
+    if connection.vendor == "postgresql":
+        contains &= Q(search_bigrams__contains=text_bigrams(term))  # through the GIN index, as the keyword retry
+    rows = list(
+        FaqEntry.objects.annotate(question_lower=Lower("question"), answer_lower=Lower("answer"))
+        .filter(contains, status=FaqEntry.Status.ACTIVE)
+        .order_by("pk")[: _RARE_SCAN_LIMIT + 1]
+    )
+    if len(rows) > _RARE_SCAN_LIMIT:
+        return rows[: settings.FAQ_RARE_TERM_ENTRIES + 1]
+    return [entry for entry in rows if _begins_word(term, entry)][: settings.FAQ_RARE_TERM_ENTRIES + 1]
+
+
+def _with_places_for(named: list[_Candidate], accepted: list[_Candidate], limit: int) -> list[_Candidate]:
+    """`accepted` with each named-subject entry in the top `limit`, in place of the lowest other entries."""
+    if not named:
+        return accepted
+    others = sorted(accepted, key=lambda candidate: -candidate.rerank_score)
+    keep = max(limit - len(named), 0)
+    return [*others[:keep], *named[:limit]]
 
 
 def _stored_vectors(entries: list[FaqEntry]) -> dict[str, dict]:

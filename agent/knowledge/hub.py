@@ -45,6 +45,7 @@ from agent.knowledge.korean_terms import (
 )
 from agent.knowledge.passages import Unit, chunk_units, unit_from_line
 from agent.knowledge.periods import Period, in_force, period_in, question_window
+from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
 from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeWorkspace
 from monitoring.services import audit_record
@@ -675,12 +676,12 @@ def hub_search_start(
     """`hub_search` in two halves: starts the search on the hub's loop thread and returns at once a function that
     waits for it and gives the items. The caller's thread is free meanwhile (the evidence service searches the
     records and the FAQ in it)."""
-    query = (query or "").strip()
+    query = spoken_forms_written((query or "").strip())
     limit = limit or settings.KNOWLEDGE_HUB_RESULT_LIMIT
     if not query or not lightrag_modules().meets_min_rag_query_weight(query):
         return list
     rows = _enabled_workspaces()
-    nearest = 0
+    nearest, others = 0, []
     if workspaces is not None:
         wanted = set(workspaces)
         rows = [row for row in rows if row.slug in wanted]
@@ -688,6 +689,8 @@ def hub_search_start(
         routed = workspaces_route(query, rows)
         if len(routed) == len(rows):  # routing could not narrow: the workspaces nearest in content instead
             nearest = settings.KNOWLEDGE_HUB_UNROUTED_WORKSPACES
+        else:  # a question routed by one of its words may be about another workspace's subject
+            others = [(row.slug, row.revision) for row in rows if row not in routed]
         rows = routed
     if not rows:
         return list
@@ -706,6 +709,8 @@ def hub_search_start(
                 ll_keywords=ll_keywords,
                 nearest=nearest,
                 always=always,
+                others=others,
+                others_nearest=settings.KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST,
             )
         )
     except HubError as error:

@@ -388,11 +388,15 @@ async def workspaces_search(
     ll_keywords: list,
     nearest: int = 0,
     always: frozenset[str] = frozenset(),
+    others: tuple[tuple[str, int], ...] | list[tuple[str, int]] = (),
+    others_nearest: int = 0,
 ) -> list[Hit]:
     """Query every (workspace, revision) at once; a workspace that fails is logged and left out.
 
     `nearest` > 0: when more targets than that (besides the `always` ones) are given, only the `nearest` whose
     content is closest to the question are queried, with the `always` ones (see `workspaces_nearest`).
+    `others_nearest` > 0: of the `others` (workspaces routing left out), that many nearest in content are queried
+    too.
     """
     # LightRAG embeds the question (chunks) and the joined low- and high-level keywords (entities, relations):
     # one batch here, and every workspace finds the three vectors cached.
@@ -402,6 +406,9 @@ async def workspaces_search(
     query_vector = vectors[0]
     if nearest and len(targets) > nearest + len(always):
         targets = await workspaces_nearest(runtime, targets, vectors, nearest=nearest, always=always)
+    if others_nearest and others:
+        ranked = await workspaces_ranked(runtime, list(others), vectors)
+        targets = [*targets, *ranked[:others_nearest]]
     # The caller keeps a handful of items in all: asking 13 workspaces for the full top-k each would only rank
     # ~600 candidates for them. Each workspace gets its share, never less than a few.
     share = max(1, len(targets))
@@ -437,6 +444,14 @@ async def workspaces_nearest(
     keywords against entities, its high-level keywords against relations, the three vectors LightRAG's own query
     would use. Three lookups cost a fraction of a full graph query (~1 ms against ~10-20 ms a workspace).
     """
+    candidates = [target for target in targets if target[0] not in always]
+    kept = set((await workspaces_ranked(runtime, candidates, vectors))[:nearest])
+    return [target for target in targets if target in kept or target[0] in always]
+
+
+async def workspaces_ranked(runtime: HubRuntime, targets: list[tuple[str, int]], vectors) -> list[tuple[str, int]]:
+    """The targets, closest in content to the question first (see `workspaces_nearest`); one that fails to
+    answer is left out."""
     query_vector, low_vector, high_vector = vectors
 
     async def closeness(slug: str, revision: int) -> float:
@@ -448,18 +463,16 @@ async def workspaces_nearest(
             ]
         return max((float(item["distance"]) for item in found), default=0.0)
 
-    candidates = [target for target in targets if target[0] not in always]
-    scores = await asyncio.gather(*(closeness(*target) for target in candidates), return_exceptions=True)
+    scores = await asyncio.gather(*(closeness(*target) for target in targets), return_exceptions=True)
     ranked = sorted(
         (
             (score, target)
-            for score, target in zip(scores, candidates, strict=True)
+            for score, target in zip(scores, targets, strict=True)
             if not isinstance(score, BaseException)
         ),
         key=lambda pair: -pair[0],
     )
-    kept = {target for _, target in ranked[:nearest]}
-    return [target for target in targets if target in kept or target[0] in always]
+    return [target for _, target in ranked]
 
 
 async def _workspace_search(

@@ -103,16 +103,46 @@ def period_in(text: str, *, year: int) -> Period | None:
     return None
 
 
+# A relative month that asks for its day ("다음 달 며칠에 나와요?") names a payment or delivery term, not the month
+# the question is about.
+_DAY_ASKED_RE = re.compile(r"^\s*(?:몇\s*일|며칠|언제)")
+# Seasons as a vendor names a promotion or a rule by them ("여름 특가", "겨울철 배송"): (first month, months long).
+_SEASONS = {"봄": (3, 3), "여름": (6, 3), "가을": (9, 3), "겨울": (12, 3)}
+_SEASON_RE = re.compile(r"(?<![가-힣])(봄|여름|가을|겨울)(?:철|에|엔|의|은|는|이|때|\s|$)")
+# "지난 김장 특가전", "지난번 행사": something that happened before, whenever it was; "작년" / "지난해": last year.
+_PAST_EVENT_RE = re.compile(r"(?<![가-힣])(?:지난\s+(?![달주])|지난번)")
+_LAST_YEAR_RE = re.compile(r"(?<![가-힣])(?:작년|지난해|전년)")
+
+
+def _season(name: str, today: datetime.date) -> Period:
+    """The season's months this year, or last year's when this year's has not begun (winter: into the next)."""
+    first, length = _SEASONS[name]
+    year = today.year if datetime.date(today.year, first, 1) <= today else today.year - 1
+    last_index = year * 12 + first - 1 + length - 1
+    end_year, end_month = divmod(last_index, 12)
+    return Period(datetime.date(year, first, 1), _month_end(end_year, end_month + 1))
+
+
 def question_window(question: str, *, today: datetime.date | None = None) -> Period:
-    """The days a question is about: the period it names (`11월 행사`, `지난달 정산`), else today alone."""
+    """The days a question is about: the period it names (`11월 행사`, `지난달 정산`, `여름 특가`, `작년`), the
+    past when it names something that happened before (`지난 김장 특가전`: open at the start, ending today), else
+    today alone."""
     today = today or timezone.localdate()
     for phrase, shift in _RELATIVE_MONTHS.items():
-        if phrase in question and phrase != "익월":  # 익월 in a question is a term ("익월 25일"), not its date
+        # 익월 in a question is a term ("익월 25일"), not its date; so is a relative month whose day is asked.
+        if phrase in question and phrase != "익월" and not _DAY_ASKED_RE.match(question.split(phrase, 1)[1]):
             month_index = today.year * 12 + today.month - 1 + shift
             year, month = divmod(month_index, 12)
             return Period(datetime.date(year, month + 1, 1), _month_end(year, month + 1))
-    named = period_in(question, year=today.year)
-    return named or Period(today, today)
+    if named := period_in(question, year=today.year):
+        return named
+    if _LAST_YEAR_RE.search(question):
+        return Period(datetime.date(today.year - 1, 1, 1), datetime.date(today.year - 1, 12, 31))
+    if match := _SEASON_RE.search(question):
+        return _season(match.group(1), today)
+    if _PAST_EVENT_RE.search(question):
+        return Period(None, today)
+    return Period(today, today)
 
 
 def in_force(period: Period | None, window: Period) -> bool:

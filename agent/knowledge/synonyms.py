@@ -2,7 +2,12 @@
 
 Shared by the records search (a question finds the vendor's record that writes the subject another way) and the
 local answerer (a statement naming the subject another way still answers).
+
+Also the spoken short forms vendors type in chat (`토욜`, `낼`, `몇 프로`): every search reads a question in the
+written form its sources use (`토요일`, `내일`, `몇 %`), since neither an embedding nor a substring relates them.
 """
+
+import re
 
 SUBJECT_SYNONYMS = (
     frozenset({"대금", "물건값", "물품대금", "결제", "지급", "정산", "돈", "입금", "송금"}),
@@ -14,6 +19,36 @@ SUBJECT_SYNONYMS = (
     frozenset({"업데이트", "갱신"}),
     frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
 )
+
+
+# (spoken form, written form). A short form is read only as a word of its own or before a particle, so a longer
+# word holding the same letters (`프로모션`, `프로그램`, `낼게요`) is left as written.
+_SPOKEN_FORMS = (
+    (re.compile(r"(?<![가-힣])([월화수목금토일])욜"), r"\1요일"),
+    (re.compile(r"(?<![가-힣])낼(?=\s|$|까지|부터|은|도|이나)(?!\s*(?:때|수|거|것))"), "내일"),
+    (re.compile(r"(?<![가-힣])담주"), "다음 주"),
+    (re.compile(r"(?<![가-힣])담달"), "다음 달"),
+    (re.compile(r"(\d)\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), r"\1%"),
+    (re.compile(r"몇\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), "몇 %"),
+)
+
+
+def spoken_forms_written(text: str) -> str:
+    """`text` with the spoken short forms of chat written out: `토욜 날도` → `토요일 날도`, `낼 오전` → `내일 오전`,
+    `몇 프로였죠` → `몇 %였죠`, `10프로` → `10%`."""
+    for pattern, written in _SPOKEN_FORMS:
+        text = pattern.sub(written, text)
+    return text
+
+
+# Verbs a vendor types for what the sources name with a noun: `단가 올리고 싶은데` is the entry's `단가 인상`.
+_VERB_NOUNS = {"올리": "인상", "올려": "인상", "올릴": "인상", "내리": "인하", "내려": "인하", "내릴": "인하",
+               "낮추": "인하", "낮춰": "인하", "바꾸": "변경", "바꿔": "변경", "바꿀": "변경"}  # fmt: skip
+
+
+def verb_noun(word: str) -> str:
+    """The noun the sources write for the verb `word` begins with (`올리고` → 인상); "" for any other word."""
+    return next((noun for stem, noun in _VERB_NOUNS.items() if word.startswith(stem)), "")
 
 
 def subject_variants(word: str) -> frozenset[str]:

@@ -40,6 +40,9 @@ DEICTIC_DETERMINERS = word_set("그 저 이 해당 위")
 GENERIC_REFERENTS = word_set("제품 상품 물건 건 거 것 곳 회사 업체 내용 부분 서비스 품목 모델 분")
 # Seed 001 5.2: questions about time, method or reason are follow-up candidates.
 TIME_METHOD_REASON_MARKERS = ("언제", "기간", "왜", "방법", "절차", "신청")
+# A request to do something (`요청하면`, `신청해야`, `접수는`) and a count of days (`며칠`) name no topic of their
+# own: "며칠 전까지 요청하면 돼요?" asks about what the conversation was about.
+PROCEDURE_WORDS = ("요청", "신청", "접수", "제출", "등록", "처리", "진행", "며칠", "몇일")
 # Aspects a follow-up asks about; a question with only these nouns still needs the topic from history.
 ASPECT_NOUNS = word_set(
     "가격 금액 비용 요금 단가 할인 할인율 수수료 배송비 배송 배달 발송 재고 수량 기간 기한 일정 날짜 시간 마감",

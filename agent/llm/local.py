@@ -630,13 +630,17 @@ def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     ("하이패스 단말기가 뭔가요?" + "그럼 얼마야?" → "하이패스 단말기 얼마야?"); "" when it is not a follow-up:
     a greeting, a question with its own topic and no deixis, or no earlier question with a topic. Two or more
     aspect nouns together name a topic of their own ("결제 조건이 어떻게 되나요?"), unless they ask for a time,
-    method or reason ("신청 방법은?"); one alone ("가격은?") does not."""
+    method or reason ("신청 방법은?"); one alone ("가격은?") does not. Words that only ask to do something or
+    count days ("며칠 전까지 요청하면 돼요?") name no topic either."""
     question = question.strip()
     if not question or korean_text.is_greeting(question):
         return ""
     deictic = korean_text.has_deixis(question)
+    tokens = korean_text.content_tokens(question)
+    procedure_only = bool(tokens) and all(token.startswith(korean_text.PROCEDURE_WORDS) for token in tokens)
     if (
         not deictic
+        and not procedure_only
         and not _ELLIPTICAL_RE.search(question)
         and (korean_text.topic_tokens(question) or _names_aspect_topic(question))
     ):

@@ -8,6 +8,7 @@ from agent.evaluation import CaseResult, _check_expectations, answer_defects
 from agent.knowledge.passages import Unit, chunk_units, heading_only
 from agent.knowledge.periods import Period, in_force, period_in, question_window
 from agent.knowledge.reconcile import evidence_reconcile
+from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
 
 TODAY = datetime.date(2026, 12, 1)
@@ -32,6 +33,46 @@ def test_periods_are_read_from_headings_and_questions():
     assert not in_force(ended, question_window("지금 할인율은?", today=TODAY))
     assert in_force(ended, question_window("7~8월 특가 할인율은?", today=TODAY))
     assert in_force(None, Period(TODAY, TODAY))
+
+
+def test_a_named_season_last_year_or_past_event_is_the_questions_period_and_a_day_asked_is_a_term():
+    """`여름 특가` is about this summer (the ended promotion is evidence again), `작년` about last year, `지난 김장
+    특가전` about the past whenever it was; `다음 달 며칠에` asks for the day of a term, not about next month."""
+    summer = Period(datetime.date(2026, 6, 1), datetime.date(2026, 8, 31))
+    assert question_window("여름 특가 때는 몇 %였죠?", today=TODAY) == summer
+    assert question_window("여름철 배송은요?", today=TODAY) == summer
+    assert question_window("겨울 행사는요?", today=TODAY) == Period(
+        datetime.date(2026, 12, 1), datetime.date(2027, 2, 28)
+    )
+    # A season not yet begun this year is last year's.
+    assert question_window("가을 행사 할인율은?", today=datetime.date(2026, 5, 2)) == Period(
+        datetime.date(2025, 9, 1), datetime.date(2025, 11, 30)
+    )
+    assert question_window("작년 정산 금액은?", today=TODAY) == Period(
+        datetime.date(2025, 1, 1), datetime.date(2025, 12, 31)
+    )
+    past = question_window("지난 김장 특가전 행사가 얼마였어요?", today=TODAY)
+    assert past == Period(None, TODAY)
+    assert in_force(Period(datetime.date(2026, 11, 10), datetime.date(2026, 11, 30)), past)
+    assert question_window("지난 달 정산은요?", today=TODAY) == Period(
+        datetime.date(2026, 11, 1), datetime.date(2026, 11, 30)
+    )
+    assert question_window("저희 결제는 다음 달 며칠에 나와요?", today=TODAY) == Period(TODAY, TODAY)
+    assert question_window("다음 달 행사는요?", today=TODAY) == Period(
+        datetime.date(2027, 1, 1), datetime.date(2027, 1, 31)
+    )
+    # A word that holds a season's letters is no season.
+    assert question_window("봄나물 가격은?", today=TODAY) == Period(TODAY, TODAY)
+
+
+def test_spoken_short_forms_are_read_in_the_written_form_of_the_sources():
+    assert spoken_forms_written("토욜 날도 발주서 들어와요?") == "토요일 날도 발주서 들어와요?"
+    assert spoken_forms_written("낼 오전까지 보내요, 담주 월욜") == "내일 오전까지 보내요, 다음 주 월요일"
+    assert spoken_forms_written("여름 특가 때는 몇 프로였죠?") == "여름 특가 때는 몇 %였죠?"
+    assert spoken_forms_written("10프로 할인") == "10% 할인"
+    # Longer words holding the same letters stay as written.
+    for text in ["프로모션 몇 건", "서류 낼 때", "내일 낼게요", "3프로젝트", "토요일"]:
+        assert spoken_forms_written(text) == text
 
 
 def test_a_chunk_becomes_whole_sentences_and_list_items_under_their_section_path():

@@ -262,6 +262,7 @@ def test_hybrid_sparse_only_candidate_needs_the_low_confidence_score(add, rerank
     """With hybrid search a lexical match that failed the dense thresholds is kept only when the reranker gives
     it at least the low-confidence threshold (0.65)."""
     settings.FAQ_HYBRID_SEARCH = True
+    settings.FAQ_RARE_TERM_ENTRIES = 0  # the entry names a rare word of the query: that rule is tested on its own
     add("대한물산 전용 물류센터는 어디인가요?", cosine=0.0)
 
     reranker.scores = {"대한물산 전용 물류센터는 어디인가요?": 0.5}
@@ -368,3 +369,38 @@ def test_keyword_match_query_uses_the_bigram_index_on_postgresql(faq_index):
     assert FaqEntry.objects.get(question="공급 단가는 언제 바뀌나요?").search_bigrams == text_bigrams(
         "공급 단가는 언제 바뀌나요? 분기마다 공지합니다."
     )
+
+
+def test_an_entry_naming_a_rare_word_of_the_question_and_another_is_found_in_a_place_of_its_own(add, reranker):
+    """The embedding misses `시식` (cosine 0), the reranker scores it low: the entry still holds the question's
+    rare word and another of its words (`행사`), so it names the subject asked and takes a place among the top
+    entries, in place of the lowest dense one."""
+    for number in range(5):
+        add(f"행사 안내 {number}번은 무엇인가요?", cosine=0.9)
+    tasting = add("시식 행사를 하고 싶어요.", answer="시식 행사는 행사 3주 전까지 신청해 주세요.", cosine=0.0)
+    reranker.scores = {"시식 행사를 하고 싶어요.": 0.1}
+
+    items, trace = faq_search_traced("시식 행사 하려면 언제까지 신청해야 돼요?", limit=5)
+
+    assert f"faq:{tasting.pk}" in [item.reference for item in items]
+    assert len(items) == 5
+    assert next(item for item in items if item.reference == f"faq:{tasting.pk}").extra["stage"] == "named"
+    assert trace.named_subject_hits == 1
+
+
+def test_no_entry_is_named_by_a_common_word_a_word_no_entry_has_or_a_word_inside_another(add, reranker, settings):
+    """`휴가` is in no entry and `신청` in many: nothing is named. A word used by more than FAQ_RARE_TERM_ENTRIES
+    entries is not rare; `도로` inside `별도로` does not begin a word; `안에` says where, not what."""
+    settings.FAQ_RARE_TERM_ENTRIES = 2
+    for number in range(3):
+        add(f"신청 절차 {number}번은?", answer="신청은 파트너센터에서 합니다.", cosine=0.0)
+    add("입고는 어떻게 하나요?", answer="별도로 입고하며 3일 안에 검수합니다.", cosine=0.0)
+    reranker.default = 0.3  # under the keyword retry's threshold: only the named-subject rule could bring them
+
+    assert faq_search_traced("휴가 신청은 어떻게 하나요?")[0] == []
+    assert faq_search_traced("입고 온도 몇 도로 맞춰요?")[0] == []
+    assert faq_search_traced("입고 며칠 안에 돼요?")[0] == []
+    # A verb form is no subject word: `검수해요` the analyser reads as a noun with its ending, `맞춰요` as a verb.
+    assert faq_search_traced("입고 온도 맞춰요?")[0] == []
+    [named] = faq_search_traced("입고 검수는 며칠 안에 해요?")[0]
+    assert named.extra["stage"] == "named"

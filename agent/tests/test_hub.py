@@ -78,8 +78,9 @@ def test_the_data_migration_creates_13_enabled_workspaces_with_korean_titles():
     assert KnowledgeWorkspace.objects.get(slug="returns").title == "반품·교환"
 
 
-def test_ingest_then_search_returns_chunks_and_entities_with_workspace_and_source(hub):
+def test_ingest_then_search_returns_chunks_and_entities_with_workspace_and_source(hub, settings):
     """An ingested document is found again: chunk and graph items carry the workspace, the title and the source."""
+    settings.KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST = 0  # the routed workspace alone (the nearest other: tested below)
     VendorFactory(code="1001", name="대한물산")
     hub_document_ingest(workspace="policies", title="반품 요약", content=RETURNS_SUMMARY_DOC, actor="test")
     document = hub_document_ingest(
@@ -337,6 +338,35 @@ def test_a_question_routing_cannot_narrow_is_asked_of_the_nearest_workspaces_and
         settings.KNOWLEDGE_HUB_UNROUTED_WORKSPACES = 0
         hub_search(question, limit=5)
         assert len(asked) == len(rows)
+
+
+def test_a_routed_question_also_asks_the_nearest_workspace_routing_left_out(hub, settings):
+    """`발주` routes the question to ordering, but the rule asked is logistics': with
+    KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST=1 the workspace nearest in content among those routing left out is asked
+    too and its sentence found; 0 asks only the routed workspaces."""
+    loading = "# 입고 예약\n\n한 차량에 여러 발주를 싣는 경우 입고 예약에 발주서 번호를 모두 입력해야 합니다.\n"
+    hub_document_ingest(workspace="logistics", title="입고 예약", content=loading, actor="test")
+    hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
+    question = "발주 여러 건 한 차량에 싣고 가면 번호는 어떻게 해요?"
+    routed = {row.slug for row in workspaces_route(question, hub_module._enabled_workspaces())}
+    assert "ordering" in routed and "logistics" not in routed
+    asked = []
+    search = hub_graph._workspace_search
+
+    async def recording(runtime, slug, *args):
+        asked.append(slug)
+        return await search(runtime, slug, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hub_graph, "_workspace_search", recording)
+        settings.KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST = 1
+        items = hub_search(question, limit=5)
+        assert sorted(asked) == sorted([*routed, "logistics"])
+        assert any("모두 입력" in item.text for item in items)
+        asked.clear()
+        settings.KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST = 0
+        assert not any("모두 입력" in item.text for item in hub_search(question, limit=5))
+        assert sorted(asked) == sorted(routed)
 
 
 def test_hub_search_start_returns_while_the_search_runs_and_its_finish_waits_for_it(hub):

@@ -3,7 +3,7 @@
 import pytest
 
 from agent.llm import LlmPermanentError, LlmTransientError
-from agent.llm.local import LocalAnswerer
+from agent.llm.local import LocalAnswerer, rewrite_follow_up
 from agent.llm.prompts import NO_REWRITE, REWRITE_SYSTEM_PROMPT
 from agent.llm.rewrite import RewriteResult, follow_up_candidate, query_rewrite
 from agent.llm.scripted import ScriptedProvider
@@ -183,3 +183,18 @@ def test_the_question_at_the_end_of_the_history_is_not_its_own_context():
     query_rewrite("그럼 얼마야?", history, provider=provider)
 
     assert provider.calls[0].messages[1]["content"].count("그럼 얼마야?") == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("며칠 전까지 요청하면 돼요?", "납품 단가 올리 며칠 전까지 요청하면 돼요?"),
+        ("신청은 언제까지 해요?", "납품 단가 올리 신청은 언제까지 해요?"),
+        # A topic of its own beside the request: not a follow-up.
+        ("반품 회수 요청은 며칠 걸려요?", ""),
+    ],
+)
+def test_a_follow_up_that_only_asks_to_do_something_takes_the_earlier_topic(question, expected):
+    """Asking to request or register something, or counting days, names no topic: what is requested comes from
+    the earlier question."""
+    assert rewrite_follow_up(question, ["납품 단가 올리고 싶은데 어떻게 해야 돼요?"]) == expected

@@ -264,6 +264,8 @@ FAQ_RERANK_FLOOR_LOCAL = env.float("FAQ_RERANK_FLOOR_LOCAL", default=0.2)
 # Python (docs/benchmarks.md "FAQ retrieval").
 FAQ_HYBRID_SEARCH = env.bool("FAQ_HYBRID_SEARCH", default=bool(QDRANT_URL))
 FAQ_KEYWORD_RETRY_LIMIT = env.int("FAQ_KEYWORD_RETRY_LIMIT", default=3)
+# An FAQ entry holding a word of the question that at most this many entries use names its subject exactly.
+FAQ_RARE_TERM_ENTRIES = env.int("FAQ_RARE_TERM_ENTRIES", default=3)
 FAQ_KEYWORD_RETRY_MIN_CHARS = env.int("FAQ_KEYWORD_RETRY_MIN_CHARS", default=2)
 # Over-broad single words that never trigger the keyword retry (a substring match on them proves nothing).
 FAQ_KEYWORD_RETRY_BLOCKLIST = env.list(
@@ -314,6 +316,9 @@ KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES = env.int("KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES
 # A question routing cannot narrow is asked of this many workspaces nearest to it in content (plus the `*` ones);
 # 0 asks every enabled workspace.
 KNOWLEDGE_HUB_UNROUTED_WORKSPACES = env.int("KNOWLEDGE_HUB_UNROUTED_WORKSPACES", default=4)
+# A routed question also asks this many of the workspaces routing left out, the nearest to it in content (a
+# question routed by `발주` may be about the logistics rule for loading several orders): 0 asks only the routed ones.
+KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST = env.int("KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST", default=1)
 KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS = env.int("KNOWLEDGE_HUB_MAX_DOCUMENT_CHARS", default=500_000)
 # Local extractor (used when no LLM is configured): chunk size and graph density.
 KNOWLEDGE_HUB_CHUNK_CHARS = env.int("KNOWLEDGE_HUB_CHUNK_CHARS", default=800)

@@ -324,3 +324,50 @@ def test_brand_names_of_vendor_lists_the_brands_its_current_products_carry():
 
     assert brand_names_of_vendor(own) == ["해태", "해태제과"]
     assert brand_names_of_vendor(other) == ["한빛식품"]
+
+
+def test_a_receiving_verb_after_a_verbal_noun_and_a_one_syllable_subject_word_are_tokens():
+    """`지급받는` is about 지급; `돈` is kept, since it names the subject other words write at length."""
+    assert query_tokens("저희 돈은 어떻게 지급받는 구조예요?") == ["돈", "지급", "구조"]
+    assert query_tokens("입금받나요?") == ["입금"]
+    assert query_tokens("돈이요?") == ["돈"]
+    assert query_tokens("이 차 얼마예요?") == []  # one syllable with no other words for it: no token
+
+
+def test_a_one_syllable_subject_word_is_searched_by_its_longer_words_only(counterpart):
+    """`돈` finds the contract that writes 결제; a record holding `돈` only inside another word does not match."""
+    terms = VendorRecordFactory(
+        vendor=counterpart, kind=VendorRecord.Kind.CONTRACT, title="2026년 거래 조건",
+        body="결제 조건은 15일·말일 마감 후 10일 이내 계좌 이체입니다.",
+    )  # fmt: skip
+    VendorRecordFactory(vendor=counterpart, title="돈까스 납품 일정", body="돈까스는 주 2회 납품합니다.")
+
+    items = vendor_records_search(vendor=counterpart, query="돈은 언제 들어와요?", limit=5)
+
+    assert [item.reference for item in items] == [f"record:{terms.pk}"]
+
+
+def test_a_named_season_and_a_spoken_percent_find_the_ended_promotion_and_a_day_asked_keeps_this_years_terms(
+    counterpart,
+):
+    """`여름 특가 때는 몇 프로였죠?` asked in December names the summer: the ended promotion is evidence; asked about
+    now it is not. `다음 달 며칠에` asks for the day of a term: this year's contract is still the one in force."""
+    summer = VendorRecordFactory(
+        vendor=counterpart, kind=VendorRecord.Kind.PROMOTION, title="여름 스마트포스 특가",
+        body="7~8월 한정 영수증 용지 10% 특가 행사.", values={"할인율": "10%"},
+        effective_from=datetime.date(2026, 7, 1), effective_to=datetime.date(2026, 8, 31),
+    )  # fmt: skip
+    contract = VendorRecordFactory(
+        vendor=counterpart, kind=VendorRecord.Kind.CONTRACT, title="2026년 거래 조건",
+        body="결제 조건은 월말 마감 익월 10일 현금 결제입니다.",
+        effective_from=datetime.date(2026, 1, 1), effective_to=datetime.date(2026, 12, 31),
+    )  # fmt: skip
+    december = datetime.date(2026, 12, 1)
+
+    named = vendor_records_search(vendor=counterpart, query="여름 특가 때는 몇 프로였죠?", limit=5, on=december)
+    now = vendor_records_search(vendor=counterpart, query="지금 특가는 몇 프로예요?", limit=5, on=december)
+    day = vendor_records_search(vendor=counterpart, query="저희 결제는 다음 달 며칠에 나와요?", limit=5, on=december)
+
+    assert [item.reference for item in named] == [f"record:{summer.pk}"]
+    assert now == []
+    assert [item.reference for item in day] == [f"record:{contract.pk}"]
