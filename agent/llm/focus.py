@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from agent.llm import korean_text, morphology
+from agent.verification.korean import is_particle
 
 DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY = "date", "time", "duration", "amount", "rate", "quantity"
 PROCEDURE, PLACE, CONTACT, CONDITION, PARTY = "procedure", "place", "contact", "condition", "party"
@@ -220,7 +221,7 @@ _NOT_SUBJECT = _ASPECT_WORDS | PRICE_WORDS | _FILLER_WORDS | _ACTION_NOUNS
 
 def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) -> QuestionFocus:
     """`counterpart_names`: the room's vendor — asking "세림식품 최소 주문 금액" names who asks, not what about."""
-    text = " ".join(question.split())
+    text = _without_masks(" ".join(question.split()))
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
@@ -318,6 +319,21 @@ _NOUN_CUES_START = next(index for index, (_, cues) in enumerate(_ASPECT_CUES) if
 # A verb asked about, not a request ("알려주세요") nor a noun with a contrastive 요 ("배송비는요?").
 _POLAR_END_RE = re.compile(r"(?<![은는주])(나요|까요|죠|어요|아요|해요|돼요|내요|와요|워요)\s*[?？]*\s*$")
 _OWN_WORDS = ("저희", "우리")
+
+
+# A masked vendor or product (`[다른 벤더]이랑 같이 입고`) the question asks about together with the room's own
+# business: whom it mentions, not a subject word. Asked about on its own (`[다른 벤더] 납품 단가`), the mask stays a
+# subject word no statement holds, so nothing of the room's own records answers for the other vendor.
+_MASK_RE = re.compile(r"\[다른 벤더(?: 상품)?\](?P<after>[가-힣]{0,3})")
+_JOINING_RE = re.compile(r"\](이랑|랑|와|과|하고)(?![가-힣])|같이|함께")
+
+
+def _without_masks(text: str) -> str:
+    if not _JOINING_RE.search(text):
+        return text
+    return _MASK_RE.sub(
+        lambda match: " " if not match["after"] or is_particle(match["after"]) else f" {match['after']}", text
+    )
 
 
 def _cue_index(text: str) -> int | None:

@@ -669,3 +669,17 @@ def test_places_means_and_loose_durations_answer(question, result, expected):
     reply, _, _ = _run(question, {"search_faq": result})
 
     assert _body(reply.content)[0] == expected
+
+
+def test_a_masked_vendor_asked_about_together_with_the_room_is_no_subject_word():
+    """`[다른 벤더]이랑 같이 입고`: the other vendor is whom the question mentions, so the room's own notice answers;
+    asked about on its own (`[다른 벤더] 입고 시간`), the mask stays a word no statement holds and nothing answers."""
+    result = "[1] (거래처 기록 · 공동 입고 안내)\n[공지] 공동 입고 안내\n입고 시간은 오전 9시~11시로 변경됩니다."
+
+    together, _, _ = _run(
+        "12월부터 [다른 벤더]이랑 같이 입고한다던데 입고 시간 몇 시로 바뀌어요?", {"search_records": result}
+    )
+    alone, _, _ = _run("[다른 벤더] 입고 시간 몇 시예요?", {"search_records": result})
+
+    assert _body(together.content) == ["입고 시간은 오전 9시~11시로 변경됩니다."]
+    assert alone.content == ""
