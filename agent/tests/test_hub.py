@@ -1,6 +1,7 @@
 """The LightRAG knowledge hub on PostgreSQL with the local embedder and a LightRAG working dir per test."""
 
 import asyncio
+import contextlib
 import http.server
 import json
 import threading
@@ -52,6 +53,21 @@ LOGISTICS_DOC = """# 물류센터 입고 안내
 평택 물류센터 입고 시간은 평일 오전 8시부터 오후 4시까지입니다.
 팔레트 적재 높이는 1.5미터를 넘을 수 없습니다.
 """
+
+
+@contextlib.contextmanager
+def _recorded_workspace_searches():
+    """The slugs of the workspaces a hub search asks, in order, while the block runs."""
+    asked = []
+    search = hub_graph._workspace_search
+
+    async def recording(runtime, slug, *args):
+        asked.append(slug)
+        return await search(runtime, slug, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hub_graph, "_workspace_search", recording)
+        yield asked
 
 
 def test_the_data_migration_creates_13_enabled_workspaces_with_korean_titles():
@@ -321,15 +337,7 @@ def test_a_question_routing_cannot_narrow_is_asked_of_the_nearest_workspaces_and
     question = "평택 적재 높이 몇 미터"
     rows = hub_module._enabled_workspaces()
     assert len(workspaces_route(question, rows)) == len(rows)
-    asked = []
-    search = hub_graph._workspace_search
-
-    async def recording(runtime, slug, *args):
-        asked.append(slug)
-        return await search(runtime, slug, *args)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(hub_graph, "_workspace_search", recording)
+    with _recorded_workspace_searches() as asked:
         settings.KNOWLEDGE_HUB_UNROUTED_WORKSPACES = 1
         items = hub_search(question, limit=5)
         assert sorted(asked) == ["logistics", "notices"]
@@ -350,15 +358,7 @@ def test_a_routed_question_also_asks_the_nearest_workspace_routing_left_out(hub,
     question = "발주 여러 건 한 차량에 싣고 가면 번호는 어떻게 해요?"
     routed = {row.slug for row in workspaces_route(question, hub_module._enabled_workspaces())}
     assert "ordering" in routed and "logistics" not in routed
-    asked = []
-    search = hub_graph._workspace_search
-
-    async def recording(runtime, slug, *args):
-        asked.append(slug)
-        return await search(runtime, slug, *args)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(hub_graph, "_workspace_search", recording)
+    with _recorded_workspace_searches() as asked:
         settings.KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST = 1
         items = hub_search(question, limit=5)
         assert sorted(asked) == sorted([*routed, "logistics"])
