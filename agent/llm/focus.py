@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from agent.llm import korean_text, morphology
+from agent.llm.prompts import OTHER_PRODUCT_MASK, OTHER_VENDOR_MASK
 from agent.verification.korean import is_particle
 
 DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY = "date", "time", "duration", "amount", "rate", "quantity"
@@ -206,7 +207,6 @@ class QuestionFocus:
     recurring: bool = False  # "매달 며칠", "매주 무슨 요일": a value that recurs, not one occurrence's
     asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
     asks_own: bool = False  # "저희 결제는 …": the vendor asks about their own terms, which their record states
-
     polar: bool = False  # a yes/no question that names an aspect only by a noun ("… 비용 나눠 내요?")
 
     @property
@@ -324,8 +324,11 @@ _OWN_WORDS = ("저희", "우리")
 # A masked vendor or product (`[다른 벤더]이랑 같이 입고`) the question asks about together with the room's own
 # business: whom it mentions, not a subject word. Asked about on its own (`[다른 벤더] 납품 단가`), the mask stays a
 # subject word no statement holds, so nothing of the room's own records answers for the other vendor.
-_MASK_RE = re.compile(r"\[다른 벤더(?: 상품)?\](?P<after>[가-힣]{0,3})")
-_JOINING_RE = re.compile(r"\](이랑|랑|와|과|하고)(?![가-힣])|같이|함께")
+_MASKS = "|".join(re.escape(mask) for mask in sorted((OTHER_VENDOR_MASK, OTHER_PRODUCT_MASK), key=len, reverse=True))
+_MASK_RE = re.compile(rf"(?:{_MASKS})(?P<after>[가-힣]{{0,3}})")
+# Joined to the room's business: a joining particle right after the mask, or `같이` / `함께` after it and at most
+# one word ("[다른 벤더] 물량이랑 같이 오면"), not anywhere in the question ("[다른 벤더] 단가 같이 알려주세요").
+_JOINING_RE = re.compile(rf"(?:{_MASKS})(?:(이랑|랑|와|과|하고)(?![가-힣])|(?:\s*[가-힣]+)?\s*(같이|함께)(?![가-힣]))")
 
 
 def _without_masks(text: str) -> str:

@@ -13,7 +13,9 @@ first question the local answerer reads — only the process that answers with i
 
 import re
 import threading
+from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 # Verb (VV), adjective (VA), auxiliary (VX) and negative copula (VCN) stems — kiwi marks regular and irregular
 # conjugations with -R / -I —, adverbs (MAG, MAJ), numerals (NR), determiners (MM) and interjections (IC).
@@ -57,7 +59,7 @@ def non_nouns(text: str) -> frozenset[str]:
     )
 
 
-# Nouns (common, proper, foreign) and a noun-deriving suffix continue a noun: 할인폭, 데이터, 3PL.
+# Common and proper nouns and a noun-deriving suffix continue a noun: 할인폭, 데이터.
 _NOUN_TAG_RE = re.compile(r"^(NNG|NNP|XSN)$")
 # What may follow a noun inside one written word for it still to name that noun: particles, the copula, endings,
 # and 하다/되다-deriving suffixes (`납품한`, `업데이트돼요`).
@@ -68,12 +70,12 @@ DEPENDENT = ""  # a word that starts with a dependent noun (`쪽은`, `번에`, 
 
 
 @lru_cache(maxsize=8192)
-def word_nouns(text: str) -> dict[str, str]:
+def word_nouns(text: str) -> Mapping[str, str]:
     """For the Hangul words of ``text`` that are a noun with something after it, the noun — the particle read
     off even after one syllable, where rules keep it (`차는` → 차, `돈은` → 돈, `업데이트돼요` → 업데이트) —, and
     DEPENDENT for a word that starts with a dependent noun (`쪽은`, `번에`)."""
     if not _WORD_RE.search(text):
-        return {}
+        return MappingProxyType({})
     tokens = _kiwi().tokenize(text)
     nouns: dict[str, str] = {}
     for match in _WORD_RE.finditer(text):
@@ -91,8 +93,8 @@ def word_nouns(text: str) -> dict[str, str]:
         while rest and _NOUN_TAG_RE.match(rest[0].tag) and rest[0].start == end:
             end, rest = rest[0].start + rest[0].len, rest[1:]
         # After the noun only particles, the copula and endings (a `VV` only as 되다 or 받다 after a noun:
-        # 업데이트돼요, 지급받을); a
-        # one-syllable noun only before a subject, topic or object particle (`바로` is no 바 with 로).
+        # 업데이트돼요, 지급받을); a one-syllable noun only before a subject, topic or object particle (`바로` is
+        # no 바 with 로).
         if (
             end > match.start()
             and end < match.end()
@@ -103,4 +105,4 @@ def word_nouns(text: str) -> dict[str, str]:
             and (end - match.start() >= 2 or rest[0].tag in _CORE_PARTICLE_TAGS)
         ):
             nouns[word] = text[match.start() : end]
-    return nouns
+    return MappingProxyType(nouns)  # cached and shared: read-only

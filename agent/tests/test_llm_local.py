@@ -665,6 +665,9 @@ def test_a_masked_vendor_asked_about_together_with_the_room_is_no_subject_word()
         "12월부터 [다른 벤더]이랑 같이 입고한다던데 입고 시간 몇 시로 바뀌어요?", {"search_records": result}
     )
     alone, _, _ = _run("[다른 벤더] 입고 시간 몇 시예요?", {"search_records": result})
+    # `같이` far from the mask joins nothing to it: the question is still about the other vendor
+    also, _, _ = _run("[다른 벤더] 입고 시간도 같이 알려주세요", {"search_records": result})
 
     assert _body(together.content) == ["입고 시간은 오전 9시~11시로 변경됩니다."]
     assert alone.content == ""
+    assert also.content == ""
