@@ -18,6 +18,7 @@ SUBJECT_SYNONYMS = (
     frozenset({"물류센터", "센터"}),
     frozenset({"업데이트", "갱신"}),
     frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
+    frozenset({"표시", "마크"}),  # 분리배출 표시, 인증 마크
 )
 
 
@@ -28,6 +29,10 @@ _SPOKEN_FORMS = (
     (re.compile(r"(?<![가-힣])낼(?=\s|$|까지|부터|은|도|이나)(?!\s*(?:때|수|거|것))"), "내일"),
     (re.compile(r"(?<![가-힣])담주"), "다음 주"),
     (re.compile(r"(?<![가-힣])담달"), "다음 달"),
+    # the particle after a final vowel, as the written form ends in one: `비번은` → `비밀번호는`
+    (re.compile(r"(?<![가-힣])비번(?:(은)|(이)(?!요)|(을))?(?=[^가-힣]|요|이요|$)|(?<![가-힣])비번(?=[도만])"),
+     lambda match: "비밀번호" + ("는" if match[1] else "가" if match[2] else "를" if match[3] else "")),
+    (re.compile(r"(?<![가-힣])카톡(?=\s|$|[은는이을도만]|으로|방)"), "카카오톡"),
     (re.compile(r"(\d)\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), r"\1%"),
     (re.compile(r"몇\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), "몇 %"),
 )
@@ -35,7 +40,7 @@ _SPOKEN_FORMS = (
 
 def spoken_forms_written(text: str) -> str:
     """`text` with the spoken short forms of chat written out: `토욜 날도` → `토요일 날도`, `낼 오전` → `내일 오전`,
-    `몇 프로였죠` → `몇 %였죠`, `10프로` → `10%`."""
+    `몇 프로였죠` → `몇 %였죠`, `10프로` → `10%`, `비번` → `비밀번호`, `카톡으로` → `카카오톡으로`."""
     for pattern, written in _SPOKEN_FORMS:
         text = pattern.sub(written, text)
     return text

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from agent.knowledge.synonyms import spoken_forms_written
 from agent.llm import korean_text, morphology
 from agent.llm.prompts import OTHER_PRODUCT_MASK, OTHER_VENDOR_MASK
 from agent.verification.korean import is_particle
@@ -228,7 +229,7 @@ _NOT_SUBJECT = _ASPECT_WORDS | PRICE_WORDS | _FILLER_WORDS | _ACTION_NOUNS
 
 def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) -> QuestionFocus:
     """`counterpart_names`: the room's vendor — asking "세림식품 최소 주문 금액" names who asks, not what about."""
-    text = _without_masks(" ".join(question.split()))
+    text = _without_masks(" ".join(spoken_forms_written(question).split()))
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")

@@ -30,7 +30,9 @@ _NOUNS_ENDING_LIKE_PARTICLE = tuple(
 )
 
 # Interrogatives: what a question asks, never its topic.
-QUESTION_WORDS = word_set("뭐 뭔 뭘 무엇 무슨 어떤 어떻게 어디 어디서 어디에 어디로 언제 왜 얼마 얼마나 몇 어느 누구")
+QUESTION_WORDS = word_set(
+    "뭐 뭐뭐 뭔 뭘 무엇 무슨 어떤 어떻게 어디 어디서 어디에 어디로 언제 왜 얼마 얼마나 몇 어느 누구"
+)
 # Words that point back into the conversation (seed 001 5.2 plus their usual spoken forms).
 DEICTIC_WORDS = word_set(
     "그럼 그러면 그거 그건 그게 그걸 그것 그곳 거기 저거 저건 이거 이건", "아까 이어서 해당 방금 앞서 위"

@@ -218,10 +218,11 @@ def answer_sentences(
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
     # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
-    # statement about the topic without it answers the question before.
+    # statement about the topic without it answers the question before. So is a size or a share any question names
+    # (`전단 1/2면 광고비`, `멸치 1.5kg`): a statement naming another (1/4면) is about another item.
     added_numbers = tuple(
         word
-        for word in (own.words if own else ())
+        for word in (*(own.words if own else ()), *(w for w in focus.words if _MEASURE_QUALIFIER_RE.fullmatch(w)))
         if any(ch.isdigit() for ch in word)
         and any(form in _compact(f"{s.text} {s.context}") for s in statements for form in _qualifier_forms(word))
     )
@@ -272,12 +273,17 @@ def answer_sentences(
             (best_score, best),
         )
     chosen = [best]
+    if best.text.startswith(_CONTINUING_OPENERS):
+        # "다만 명절에는 토요일 발주가 추가될 수 있습니다" goes on from the sentence before it, which it qualifies.
+        before = next((s for s in statements if s.item == best.item and s.position == best.position - 1), None)
+        if before is not None and not before.is_fact:
+            chosen.insert(0, before)
     for score, statement in scored[1:]:
         if len(chosen) >= settings.LOCAL_ANSWER_MAX_SENTENCES:
             break
         close = score >= _SECOND_SENTENCE_SHARE * best_score
         follows = statement.item == best.item and abs(statement.position - best.position) == 1
-        if follows and close and not statement.is_fact and not _repeats(statement, chosen):
+        if follows and close and not statement.is_fact and statement not in chosen and not _repeats(statement, chosen):
             chosen.append(statement)
     # A follow-up that names a subject of its own ("물티슈는요?" after a question about 종이컵) asks about that one
     # item of a list, although its rewritten query names both.
@@ -325,6 +331,7 @@ def _asked_item_only(text: str, focus: QuestionFocus) -> str:
 # A second sentence must be nearly as good an answer as the first and stand next to it in the same passage (the
 # sentence that goes on: "지급일이 공휴일이면 다음 영업일에 지급합니다").
 _SECOND_SENTENCE_SHARE = 0.8
+_CONTINUING_OPENERS = ("다만", "단,", "단 ", "하지만", "그러나", "그런데", "이때", "이 경우", "그 경우")
 _OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
 _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
@@ -485,6 +492,7 @@ def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:
 
 
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
+_MEASURE_QUALIFIER_RE = re.compile(r"\d+(/\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m)", re.IGNORECASE)
 
 
 def _names_all(statement: Statement, numbers: tuple[str, ...]) -> bool:

@@ -70,8 +70,12 @@ def test_spoken_short_forms_are_read_in_the_written_form_of_the_sources():
     assert spoken_forms_written("낼 오전까지 보내요, 담주 월욜") == "내일 오전까지 보내요, 다음 주 월요일"
     assert spoken_forms_written("여름 특가 때는 몇 프로였죠?") == "여름 특가 때는 몇 %였죠?"
     assert spoken_forms_written("10프로 할인") == "10% 할인"
+    assert spoken_forms_written("비번 몇 번 틀리면 잠겨요? 비번은요?") == "비밀번호 몇 번 틀리면 잠겨요? 비밀번호는요?"
+    assert (
+        spoken_forms_written("카톡으로 물어보면 몇 시까지 답 받아요?") == "카카오톡으로 물어보면 몇 시까지 답 받아요?"
+    )
     # Longer words holding the same letters stay as written.
-    for text in ["프로모션 몇 건", "서류 낼 때", "내일 낼게요", "3프로젝트", "토요일"]:
+    for text in ["프로모션 몇 건", "서류 낼 때", "내일 낼게요", "3프로젝트", "토요일", "비번호", "카톡상담"]:
         assert spoken_forms_written(text) == text
 
 

@@ -730,3 +730,39 @@ def test_a_why_question_is_answered_by_a_cause_not_by_a_date_of_the_subject():
     answer = answer_sentences("7월에 저희 대금 왜 늦게 들어왔었죠?", [result])
 
     assert answer == ["7월에는 지급 계좌 변경 승인이 늦어 대금 지급이 3영업일 보류되었습니다."]
+
+
+def test_a_size_the_question_names_picks_the_statement_naming_it():
+    """`전단 1/2면` asks about the half page: the FAQ's quarter-page price names the 광고비 too but is about another
+    size; the vendor's `뭐뭐` and `마크` are a question word and a word for the evidence's 표시."""
+    result = (
+        "[1] (FAQ · 전단 광고비는 얼마인가요?)\n질문: 전단 광고비는 얼마인가요?\n"
+        "답변: 전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다.\n\n"
+        "[2] (지식 허브 · 프로모션 운영 기준)\n"
+        "[프로모션 운영 기준 > 전단 광고비] 전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다.\n"
+        "[브랜드별 주요 상품 정보 > 고운들] 고운들 절임배추는 10kg, 20kg 두 가지 규격입니다.\n"
+        "[포장 기준 > 분리배출] 표시가 없는 포장재는 신상품 승인이 나지 않습니다."
+    )
+
+    assert answer_sentences("전단 1/2면 잡으면 광고비 얼마예요?", [result]) == [
+        "전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다."
+    ]
+    assert answer_sentences("고운들 절임배추 규격 뭐뭐 있어요?", [result]) == [
+        "고운들 절임배추는 10kg, 20kg 두 가지 규격입니다."
+    ]
+    assert answer_sentences("포장재에 분리배출 마크 빠지면 어떻게 돼요?", [result]) == [
+        "표시가 없는 포장재는 신상품 승인이 나지 않습니다."
+    ]
+
+
+def test_a_sentence_that_goes_on_from_the_one_before_comes_with_it():
+    """`다만 … 토요일 발주가 추가될 수 있으며` qualifies the sentence before it: the answer gives both, in order."""
+    result = (
+        "[1] (FAQ · 주말에도 발주가 나오나요?)\n질문: 주말에도 발주가 나오나요?\n"
+        "답변: 정기 발주는 평일에만 생성됩니다. 다만 명절 성수기에는 토요일 발주가 추가될 수 있습니다."
+    )
+
+    assert answer_sentences("토욜 날도 발주서 들어와요?", [result]) == [
+        "정기 발주는 평일에만 생성됩니다.",
+        "다만 명절 성수기에는 토요일 발주가 추가될 수 있습니다.",
+    ]
