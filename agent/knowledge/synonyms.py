@@ -30,8 +30,10 @@ _SPOKEN_FORMS = (
     (re.compile(r"(?<![가-힣])담주"), "다음 주"),
     (re.compile(r"(?<![가-힣])담달"), "다음 달"),
     # the particle after a final vowel, as the written form ends in one: `비번은` → `비밀번호는`
-    (re.compile(r"(?<![가-힣])비번(?:(은)|(이)(?!요)|(을))?(?=[^가-힣]|요|이요|$)|(?<![가-힣])비번(?=[도만])"),
-     lambda match: "비밀번호" + ("는" if match[1] else "가" if match[2] else "를" if match[3] else "")),
+    (
+        re.compile(r"(?<![가-힣])비번(?:(은)|(이)(?!요)|(을))?(?=[^가-힣]|요|이요|$)|(?<![가-힣])비번(?=[도만])"),
+        lambda match: "비밀번호" + ("는" if match[1] else "가" if match[2] else "를" if match[3] else ""),
+    ),
     (re.compile(r"(?<![가-힣])카톡(?=\s|$|[은는이을도만]|으로|방)"), "카카오톡"),
     (re.compile(r"(\d)\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), r"\1%"),
     (re.compile(r"몇\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), "몇 %"),
