@@ -208,6 +208,9 @@ class QuestionFocus:
     asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
     asks_own: bool = False  # "저희 결제는 …": the vendor asks about their own terms, which their record states
     polar: bool = False  # a yes/no question that names an aspect only by a noun ("… 비용 나눠 내요?")
+    # "기한 넘기면요?", "금액이 정산서랑 다르면요?": the nouns of the condition asked about — a statement that
+    # states what follows the same condition ("기한이 지나면 자동 승인됩니다") answers it.
+    conditions: tuple[str, ...] = ()
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -305,7 +308,27 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
         asks_own=any(word.startswith(_OWN_WORDS) for word in written),
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
+        conditions=condition_nouns(text) if cue is not None and aspect is None else (),
     )
+
+
+# A word that ends a conditional clause: `넘기면`, `다르면요`, `없으면` (not `측면`, `이면지`: nouns).
+_CONDITIONAL_WORD_RE = re.compile(r"^[가-힣]+[^측표전이]면(요)?$|^[가-힣]*[으하되]면(요)?$")
+_CONDITION_REACH = 2  # the words before the conditional word that belong to its clause
+
+
+def condition_nouns(text: str) -> tuple[str, ...]:
+    """The nouns of each conditional clause of `text`, the words right before its conditional word with their
+    particles read off ("금액이 정산서랑 다르면요?" → 금액, 정산서)."""
+    written = korean_text.words(text)
+    nouns: list[str] = []
+    for index, word in enumerate(written):
+        if index and _CONDITIONAL_WORD_RE.match(word):
+            for before in written[max(0, index - _CONDITION_REACH) : index]:
+                noun = korean_text.strip_particle(before)
+                if len(noun) >= 2 and noun not in _FILLER_WORDS and noun not in korean_text.GENERIC_REFERENTS:
+                    nouns.append(noun)
+    return tuple(dict.fromkeys(nouns))
 
 
 _MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "용량", "온도")

@@ -17,7 +17,7 @@ from django.conf import settings
 
 from agent.knowledge.passages import heading_only
 from agent.knowledge.synonyms import subject_variants
-from agent.llm import korean_text
+from agent.llm import korean_text, morphology
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
 from agent.llm.focus import (
     AMOUNT,
@@ -29,6 +29,7 @@ from agent.llm.focus import (
     PROCEDURE,
     QuestionFocus,
     asked_aspect,
+    condition_nouns,
     holds_value,
     question_focus,
     with_aspect_of,
@@ -278,7 +279,10 @@ def answer_sentences(
         follows = statement.item == best.item and abs(statement.position - best.position) == 1
         if follows and close and not statement.is_fact and not _repeats(statement, chosen):
             chosen.append(statement)
-    return [_asked_item_only(statement.text, focus) for statement in chosen]
+    # A follow-up that names a subject of its own ("물티슈는요?" after a question about 종이컵) asks about that one
+    # item of a list, although its rewritten query names both.
+    item_focus = replace(focus, subject=own.subject, words=own.words) if own and own.subject else focus
+    return [_asked_item_only(statement.text, item_focus) for statement in chosen]
 
 
 # A list's items part at these marks; a comma or a slash between digits is inside a number (12,600 · 1/2).
@@ -339,6 +343,7 @@ _SYNONYM_WEIGHT = 0.85
 _RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
 _OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
 _DEADLINE_BONUS = 0.3
+_CONDITION_BONUS = 1.0
 _RECURRING_BONUS = 0.3
 _WEEKDAY_RE = re.compile(r"[월화수목금토일]요일|[월화수목금토일]\s*[·,/]\s*[월화수목금토일]")
 _RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월말|말일|[월화수목금토일]요일|주\s*\d\s*회|마다")
@@ -469,7 +474,14 @@ def _answer_score(
         score += _COUNTER_BONUS  # "배송 요일" is answered by "월·수·금", not by "평일 오후 3시"
     if focus.recurring and _RECURRING_RE.search(statement.text):
         score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
+    if focus.conditions and _states_condition(statement.text, focus.conditions):
+        score += _CONDITION_BONUS  # "기한 넘기면요?" is answered by what follows "기한이 지나면", not by the 기한
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+
+
+def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:
+    """Whether a conditional clause of `text` names one of `nouns` ("기한이 지나면" for 기한)."""
+    return any(noun in condition_nouns(text) for noun in nouns)
 
 
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
@@ -625,6 +637,16 @@ def _rewrite(messages: list[Mapping]) -> str:
 _ELLIPTICAL_RE = re.compile(r"^[^?？]{1,20}[은는]요\s*[?？]*\s*$")
 
 
+def _own_topic_tokens(question: str) -> list[str]:
+    """Topic tokens of `question` that name a topic: a period or a number with a dependent noun ("11월 거는 언제
+    들어와요?", "2차 것도") picks another occurrence of the earlier question's topic."""
+    return [
+        token
+        for token in korean_text.topic_tokens(question)
+        if not any(ch.isdigit() for ch in token) and morphology.word_nouns(token).get(token) != morphology.DEPENDENT
+    ]
+
+
 def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     """The follow-up made stand-alone by prepending the key noun phrase of the most recent earlier question
     ("하이패스 단말기가 뭔가요?" + "그럼 얼마야?" → "하이패스 단말기 얼마야?"); "" when it is not a follow-up:
@@ -642,7 +664,7 @@ def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
         not deictic
         and not procedure_only
         and not _ELLIPTICAL_RE.search(question)
-        and (korean_text.topic_tokens(question) or _names_aspect_topic(question))
+        and (_own_topic_tokens(question) or _names_aspect_topic(question))
     ):
         return ""
     phrase = ""

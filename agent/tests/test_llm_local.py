@@ -671,3 +671,49 @@ def test_a_masked_vendor_asked_about_together_with_the_room_is_no_subject_word()
     assert _body(together.content) == ["입고 시간은 오전 9시~11시로 변경됩니다."]
     assert alone.content == ""
     assert also.content == ""
+
+
+def test_a_follow_up_naming_its_own_item_gets_that_item_of_a_list():
+    """`물티슈는요?` after a question about 종이컵: its rewritten query names both items, but the vendor's own words
+    name the one asked for, so the list is cut to it."""
+    result = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "주요 품목 납품 단가: 은빛제지 종이컵 6.5온스 1000개 17,500원, 은빛제지 물티슈 100매×10 11,400원."
+    )
+
+    answer = answer_sentences(
+        "종이컵 6.5온스 1000개 물티슈는요?",
+        [result],
+        follow_up="물티슈는요?",
+        earlier="종이컵 6.5온스 1000개 납품가 얼마예요?",
+    )
+
+    assert answer == ["은빛제지 물티슈 100매×10 11,400원."]
+
+
+def test_what_happens_if_is_answered_by_the_statement_of_the_same_condition():
+    """`기한 넘기면요?` and `금액이 정산서랑 다르면요?` ask what follows a condition: the statement stating the same
+    condition ("기한이 지나면", "금액이 다르면") answers, not one that only names every word of the topic."""
+    returns = (
+        "[1] (지식 허브 · 반품·교환 기준)\n"
+        "[반품·교환 기준 > 반품 일정] 반품 예정 목록 등록일(화요일)과 승인 기한(3영업일)은 바뀌지 않습니다.\n"
+        "[반품·교환 기준 > 반품 일정] 목록 등록 후 3영업일 안에 승인해야 하며, 기한이 지나면 자동 승인됩니다."
+    )
+    invoices = (
+        "[1] (거래처 기록 · 11월 정산 예정)\n[정산] 11월 정산 예정\n"
+        "11월 매입분은 11월 30일 마감 후 정산서를 발행하며 지급 예정일은 2026-12-10입니다.\n\n"
+        "[2] (FAQ · 세금계산서 금액이 정산서와 다르면 어떻게 되나요?)\n"
+        "질문: 세금계산서 금액이 정산서와 다르면 어떻게 되나요?\n"
+        "답변: 금액이 다르면 세금계산서가 반려되고 대금 지급이 보류됩니다."
+    )
+
+    overdue = answer_sentences(
+        "반품 예정 목록 올라오면 승인 기한 넘기면요?",
+        [returns],
+        follow_up="기한 넘기면요?",
+        earlier="반품 예정 목록 올라오면 승인 언제까지 해야 돼요?",
+    )
+    mismatch = answer_sentences("금액이 정산서랑 다르면요?", [invoices])
+
+    assert overdue == ["목록 등록 후 3영업일 안에 승인해야 하며, 기한이 지나면 자동 승인됩니다."]
+    assert mismatch == ["금액이 다르면 세금계산서가 반려되고 대금 지급이 보류됩니다."]

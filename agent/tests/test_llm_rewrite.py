@@ -198,3 +198,16 @@ def test_a_follow_up_that_only_asks_to_do_something_takes_the_earlier_topic(ques
     """Asking to request or register something, or counting days, names no topic: what is requested comes from
     the earlier question."""
     assert rewrite_follow_up(question, ["납품 단가 올리고 싶은데 어떻게 해야 돼요?"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("11월 거는 언제 들어와요?", "10월 매입 정산액 11월 거는 언제 들어와요?"),
+        # A topic of its own beside the period: not a follow-up.
+        ("11월 반품 정산은 언제 들어와요?", ""),
+    ],
+)
+def test_a_period_with_a_dependent_noun_asks_the_earlier_topic_again(question, expected):
+    """`11월 거는`: another month of what the earlier question was about, not a topic of its own."""
+    assert rewrite_follow_up(question, ["10월 매입 정산액 얼마예요?"]) == expected
