@@ -234,7 +234,7 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-@lru_cache(maxsize=_MEMO_SIZE)  # asked for each draft value by attach, subjects_to_find and find_swaps
+@lru_cache(maxsize=_MEMO_SIZE)  # asked for each draft value by attach and find_swaps
 def _subjects_of(words: tuple[str, ...]) -> tuple[str, ...]:
     """The product-like subjects among a stretch's words: single words of three or more syllables or with
     letters and digits (SKUs, models), and pairs of adjacent words (a brand and a product noun, a two-word
