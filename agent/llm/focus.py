@@ -31,6 +31,7 @@ MEASURE = "measure"  # "얼마나 남아야": some measure — a share, an amoun
 SIZE = "size"  # "규격 / 크기": dimensions, a weight or a volume
 FREQUENCY = "frequency"  # "얼마나 자주 / 얼마마다": how often — 분기마다, 주 3회, 매월
 YES_NO = "yes_no"  # what answers a yes/no question: 없습니다, 불가, 수 있습니다
+REASON = "reason"  # "왜 늦게 들어왔죠?": a cause — 때문, 인해, "승인이 늦어 …"
 
 _DAY = r"\d{1,2}\s*일"
 VALUE_PATTERNS = {
@@ -70,6 +71,7 @@ VALUE_PATTERNS = {
     CONTACT: re.compile(r"\d{2,4}-\d{3,4}(-\d{4})?|@|이메일|메일|전화|번호|카카오톡|상담방"),
     CONDITION: re.compile(r"가능|불가|수 있|수 없|경우|면 |만 |필요|해야|됩니다|않습니다|합니다"),
     YES_NO: re.compile(r"없습니다|없으며|않습니다|않으며|불가|가능|수 있|수 없"),
+    REASON: re.compile(r"때문|인해|이유|원인|탓|늦어|지연|[가-힣](어서|아서|여서|해서|돼서|되어|져서)\s"),
 }
 # Values an aspect accepts: a "when" question is answered by a date, a time or a deadline.
 ACCEPTED_VALUES = {
@@ -87,6 +89,7 @@ ACCEPTED_VALUES = {
     MEASURE: (RATE, AMOUNT, QUANTITY, DURATION),
     SIZE: (SIZE,),
     FREQUENCY: (FREQUENCY, DURATION, DATE),
+    REASON: (REASON,),
 }
 
 # A limit on a value rather than the value: an answer only to a question about the limit.
@@ -98,6 +101,7 @@ BOUND_WORDS = ("최대", "최소", "한도", "상한", "하한", "최고", "최�
 # procedure, not a quantity.
 _ASPECT_CUES = (
     (PARTY, ("누가", "누구", "어느 쪽")),
+    (REASON, ("왜", "이유", "원인", "어째서")),
     # "…이 다르면요?", "기한을 넘기면 어떻게 되나요?": what follows, not a value
     (None, ("면요", "면 어떻게 되", "면 어떻게 돼", "다르면", "넘기면", "없으면", "지나면", "쌓이면", "남으면",
             "어떻게 처리")),
@@ -142,7 +146,7 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.

@@ -66,6 +66,7 @@ _NOUN_TAG_RE = re.compile(r"^(NNG|NNP|XSN)$")
 _AFTER_NOUN_TAG_RE = re.compile(r"^(J[A-Z]*|VCP|E[A-Z]*|XSV|XSA|VV)(-[RI])?$")
 _CORE_PARTICLE_TAGS = frozenset({"JX", "JKS", "JKO"})
 _LIGHT_VERBS = frozenset({"되", "받"})
+_CASE_NOUNS = frozenset({"건"})
 DEPENDENT = ""  # a word that starts with a dependent noun (`쪽은`, `번에`, `거`): it names no subject
 
 
@@ -85,13 +86,17 @@ def word_nouns(text: str) -> Mapping[str, str]:
         inside = [token for token in tokens if match.start() <= token.start < match.end()]
         if not inside:
             continue
-        if inside[0].tag == "NNB":
+        # `쪽은`, `거는`; not `대금` (read 대 + 금), whose dependent noun goes on into a noun
+        if inside[0].tag == "NNB" and not any(_NOUN_TAG_RE.match(token.tag) for token in inside[1:]):
             nouns[word] = DEPENDENT
             continue
         end = match.start()
         rest = inside
         while rest and _NOUN_TAG_RE.match(rest[0].tag) and rest[0].start == end:
             end, rest = rest[0].start + rest[0].len, rest[1:]
+        if len(inside) - len(rest) >= 2 and inside[len(inside) - len(rest) - 1].form in _CASE_NOUNS:
+            # `교환건`, `반품 건`: one case of the noun before it, which is what the word names
+            end, rest = inside[len(inside) - len(rest) - 1].start, []
         # After the noun only particles, the copula and endings (a `VV` only as 되다 or 받다 after a noun:
         # 업데이트돼요, 지급받을); a one-syllable noun only before a subject, topic or object particle (`바로` is
         # no 바 with 로).

@@ -717,3 +717,16 @@ def test_what_happens_if_is_answered_by_the_statement_of_the_same_condition():
 
     assert overdue == ["목록 등록 후 3영업일 안에 승인해야 하며, 기한이 지나면 자동 승인됩니다."]
     assert mismatch == ["금액이 다르면 세금계산서가 반려되고 대금 지급이 보류됩니다."]
+
+
+def test_a_why_question_is_answered_by_a_cause_not_by_a_date_of_the_subject():
+    """`왜 늦게 들어왔었죠?` asks for a cause: the settlement record's payment date names the 대금 but gives none."""
+    result = (
+        "[1] (거래처 기록 · 7월 정산)\n[정산] 7월 정산\n지급일 2026-08-10.\n\n"
+        "[2] (지식 허브 · 대금 지급 보류와 상계)\n"
+        "[대금 지급 보류와 상계 > 보류] 7월에는 지급 계좌 변경 승인이 늦어 대금 지급이 3영업일 보류되었습니다."
+    )
+
+    answer = answer_sentences("7월에 저희 대금 왜 늦게 들어왔었죠?", [result])
+
+    assert answer == ["7월에는 지급 계좌 변경 승인이 늦어 대금 지급이 3영업일 보류되었습니다."]

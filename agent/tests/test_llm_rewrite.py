@@ -205,7 +205,7 @@ def test_a_follow_up_that_only_asks_to_do_something_takes_the_earlier_topic(ques
     [
         ("11월 거는 언제 들어와요?", "10월 매입 정산액 11월 거는 언제 들어와요?"),
         # A topic of its own beside the period: not a follow-up.
-        ("11월 반품 정산은 언제 들어와요?", ""),
+        ("11월 광고비는 언제 들어와요?", ""),
     ],
 )
 def test_a_period_with_a_dependent_noun_asks_the_earlier_topic_again(question, expected):

@@ -13,6 +13,10 @@ from agent.llm import morphology
         ("11월에 납품한 거 돈은 언제 들어와요?", {"납품한": "납품", "거": morphology.DEPENDENT, "돈은": "돈"}),
         # a dependent noun names no subject
         ("이천 센터 쪽은요?", {"쪽은요": morphology.DEPENDENT}),
+        # ...but not when it goes on into a noun: 대금 is read 대 + 금
+        ("7월에 저희 대금 왜 늦게 들어왔었죠?", {}),
+        # a case of a noun is about the noun
+        ("고객 교환건 회수 확인되면 며칠 안에 보내요?", {"교환건": "교환", "확인되면": "확인"}),
         # 되다 and 받다 after a noun keep the noun
         ("행사 실적 데이터는 언제 업데이트돼요?", {"데이터는": "데이터", "업데이트돼요": "업데이트"}),
         ("지급받을 통장을 바꾸려면 어떻게 해요?", {"지급받을": "지급", "통장을": "통장"}),
