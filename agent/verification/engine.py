@@ -22,7 +22,7 @@ from agent.verification.brands import (
 )
 from agent.verification.claims import ACTION_LABELS, find_action_claims
 from agent.verification.kinds import JUDGEABLE_KINDS, ViolationKind, kind_label
-from agent.verification.mismatch import Attached, attach, find_swaps, subjects_to_find
+from agent.verification.mismatch import Attached, attach, find_swaps
 from agent.verification.numbers import (
     Quantity,
     format_quantity,
@@ -45,7 +45,7 @@ from agent.verification.values import (
     display,
     is_supported,
     parse_values,
-    search_evidence,
+    supported_in,
     value_keys_among,
 )
 
@@ -183,12 +183,7 @@ def verify_draft(
     # --- end of the other vendors hook
     evidence_text = EvidenceText.of(evidence)
     supported_pairs = quantity_values_among(evidence, quantities)
-    # The draft's values with their subjects; the subjects are looked for in the evidence in the same pass as the
-    # values' anchors.
-    drafted = attach(draft, quantities, values) if evidence_text.passages else ()
-    value_support, by_question, subject_starts = _supported_values(
-        values, evidence_text, question, subjects_to_find(drafted)
-    )
+    value_support, by_question = _supported_values(values, evidence_text, question)
 
     violations = [
         *_unsupported_violations(
@@ -197,7 +192,7 @@ def verify_draft(
             format_quantity,
         ),
         *_unsupported_violations(values, value_support, display),
-        *_swap_violations(drafted, values, value_support, evidence_text, supported_pairs, subject_starts),
+        *_swap_violations(draft, quantities, values, value_support, evidence_text, supported_pairs),
         *(
             Violation(
                 kind=ViolationKind.BRAND_UNSUPPORTED,
@@ -301,25 +296,22 @@ def _sentences_holding(violations: list[Violation], sentences: list[Sentence]) -
 
 
 def _supported_values(
-    values: tuple[Value, ...], evidence: EvidenceText, question: str, subjects: set[str]
-) -> tuple[list[bool], list[bool], dict[str, list[int]] | None]:
+    values: tuple[Value, ...], evidence: EvidenceText, question: str
+) -> tuple[list[bool], list[bool]]:
     """For each date, time, quantity and contact of the draft, whether the question or an evidence passage
-    states it, and whether the question does; and where ``subjects`` start in the evidence when the search for
-    the values went over it."""
+    states it, and whether the question does."""
     if not values:
-        return [], [], None
+        return [], []
     question_keys = value_keys_among((question,)) if question else frozenset()
     by_question = [is_supported(value, question_keys) for value in values]
     answers = list(by_question)
     unanswered = [index for index, answer in enumerate(answers) if not answer]
     if not (unanswered and evidence.passages):
-        return answers, by_question, None
-    found, subject_starts = search_evidence(
-        [values[index] for index in unanswered], evidence.raw, lambda: evidence.folded, subjects
-    )
+        return answers, by_question
+    found = supported_in([values[index] for index in unanswered], evidence.raw, lambda: evidence.folded)
     for index, answer in zip(unanswered, found, strict=True):
         answers[index] = answer
-    return answers, by_question, subject_starts
+    return answers, by_question
 
 
 def _unsupported_violations(
@@ -342,14 +334,16 @@ def _unsupported_violations(
 
 
 def _swap_violations(
-    drafted: tuple[Attached, ...],
+    draft: str,
+    quantities: tuple[Quantity, ...],
     values: tuple[Value, ...],
     value_support: list[bool],
     evidence: EvidenceText,
     supported_pairs: set,
-    subject_starts: dict[str, list[int]] | None,
 ) -> list[Violation]:
-    """Values the evidence states, attached in the draft to a subject the evidence gives another value."""
+    """Values the evidence states, attached in the draft to a subject the evidence gives another value. The draft's
+    values get their subjects, and the subjects are looked for in the evidence, only once the evidence is known
+    to state some of the values."""
     # Quantities, dates and times by span and value (the weekdays of a list share a span).
     stated_values = {
         (value.span, value.raw, str(value.value))
@@ -373,7 +367,7 @@ def _swap_violations(
             reason=f"다른 대상의 값: {swap.subject} {swap.attached.shown} (근거: {swap.expected.shown})",
             suggestion=swap.expected.shown,
         )
-        for swap in find_swaps(drafted, evidence.raw, supported, subject_starts)
+        for swap in find_swaps(attach(draft, quantities, values), evidence.raw, supported)
     ]
 
 

@@ -19,12 +19,10 @@ whose times differ only by 오전/오후 are never told apart.
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
-
-import ahocorasick
 
 from agent.verification.korean import strip_particle_variants
 from agent.verification.numbers import Quantity, format_quantity, parse_quantities, value_signature
@@ -236,7 +234,7 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-@lru_cache(maxsize=_MEMO_SIZE)  # asked for each draft value by attach, subjects_to_find and find_swaps
+@lru_cache(maxsize=_MEMO_SIZE)  # asked for each draft value by attach and find_swaps
 def _subjects_of(words: tuple[str, ...]) -> tuple[str, ...]:
     """The product-like subjects among a stretch's words: single words of three or more syllables or with
     letters and digits (SKUs, models), and pairs of adjacent words (a brand and a product noun, a two-word
@@ -261,32 +259,21 @@ def _has_subject(attached: Attached, subject: str) -> bool:
     return any(attached.subject[index : index + len(words)] == tuple(words) for index in range(len(attached.subject)))
 
 
-def _occurrences(
-    text: str, subjects: Iterable[str], found: Mapping[str, list[int]] | None = None
-) -> dict[str, list[int]]:
-    """Where each subject starts in ``text``, as a word ("고등어캔" not inside "참고등어캔"): from ``found`` (every
-    start of each subject, from a pass over ``text`` made for more) or from one pass of its own."""
-    if found is None:
-        automaton = ahocorasick.Automaton()
-        for subject in subjects:
-            automaton.add_word(subject, subject)
-        automaton.make_automaton()
-        found = {}
-        for last, subject in automaton.iter(text):
-            found.setdefault(subject, []).append(last - len(subject) + 1)
+def _occurrences(text: str, subjects: Iterable[str]) -> dict[str, list[int]]:
+    """Where each subject starts in ``text``, as a word ("고등어캔" not inside "참고등어캔"), for the subjects found;
+    a subject is looked for only until it is written more often than ``_MAX_SUBJECT_OCCURRENCES`` (then it pins
+    down nothing). A few subjects per draft: one ``str.find`` scan each is cheaper than an automaton's pass."""
     occurrences: dict[str, list[int]] = {}
     for subject in subjects:
-        if kept := [
-            start for start in found.get(subject, ()) if start == 0 or not _WORD_CHAR_RE.match(text[start - 1])
-        ]:
+        kept = []
+        start = text.find(subject)
+        while start != -1 and len(kept) <= _MAX_SUBJECT_OCCURRENCES:
+            if start == 0 or not _WORD_CHAR_RE.match(text[start - 1]):
+                kept.append(start)
+            start = text.find(subject, start + 1)
+        if kept:
             occurrences[subject] = kept
     return occurrences
-
-
-def subjects_to_find(drafted: Iterable[Attached]) -> set[str]:
-    """Every subject ``find_swaps`` may look for in the evidence for these draft values (a superset: whether a
-    value is supported is known only after the evidence pass that finds the subjects too)."""
-    return {subject for attached in drafted if attached.subject for subject in _subjects_of(attached.subject)}
 
 
 _WEEKDAY_LETTERS = {"mon": "월", "tue": "화", "wed": "수", "thu": "목", "fri": "금", "sat": "토", "sun": "일"}
@@ -326,25 +313,17 @@ def _sentences_around(text: str, start: int, end: int) -> str:
     return text[left:right]
 
 
-def find_swaps(
-    drafted: Iterable[Attached],
-    evidence: str,
-    supported: Callable[[Attached], bool],
-    subject_starts: Mapping[str, list[int]] | None = None,
-) -> list[Swap]:
+def find_swaps(drafted: Iterable[Attached], evidence: str, supported: Callable[[Attached], bool]) -> list[Swap]:
     """Those of the draft's values (``attach``-ed) that are attached to a subject that ``evidence`` (the passages
     joined by line breaks) gives exactly one other value, while it gives the draft's value to another subject
-    (see the module). ``subject_starts``: where the ``subjects_to_find`` start in ``evidence``, when a pass over
-    it found them already."""
+    (see the module). Only the subjects of the values ``supported`` (stated by the evidence) are looked for."""
     candidates = []
     for attached in drafted:
         if attached.subject and supported(attached) and (subjects := _subjects_of(attached.subject)):
             candidates.append((attached, subjects))
     if not candidates:
         return []
-    occurrences = _occurrences(
-        evidence, {subject for _, subjects in candidates for subject in subjects}, subject_starts
-    )
+    occurrences = _occurrences(evidence, {subject for _, subjects in candidates for subject in subjects})
     swaps = []
     for attached, subjects in candidates:
         resolved: dict[str, Attached] = {}

@@ -244,6 +244,8 @@ def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -
     repeated questions do not search the same evidence for the same value again.
     """
     remaining = {(quantity.kind, quantity.value) for quantity in wanted}
+    if not remaining:  # a draft without amounts and percentages: no passage needs its memo entry
+        return set()
     found: set[Pair] = set()
     open_questions: list[tuple[_PassageNumbers, set[Pair]]] = []  # passages with pairs not yet settled
     for passage in passages:

@@ -545,44 +545,26 @@ def supported_in(values: Sequence[Value], text: str, folded: Callable[[], str]) 
     Every written form of a value holds one of its anchors (``25일`` or ``/25`` for the day 25, ``2시`` or
     ``14:00`` for 14:00, ``1.5L`` or ``1,500ml`` for 1,500ml, a phone number's last four digits): one
     Aho-Corasick pass finds them all, and only the clause around each hit is parsed (remembered per clause)."""
-    return search_evidence(values, text, folded)[0]
-
-
-def search_evidence(
-    values: Sequence[Value], text: str, folded: Callable[[], str], words: Iterable[str] = ()
-) -> tuple[list[bool], dict[str, list[int]]]:
-    """``supported_in``, and where each of ``words`` starts in ``text`` (every occurrence, in order), found in the
-    same pass over the evidence as the values' anchors (the swap check's subjects)."""
     answers = [False] * len(values)
-    starts: dict[str, list[int]] = {}
-    words = tuple(words)
     for latin in (False, True):
         owners: dict[str, list[int]] = {}
         for index, value in enumerate(values):
             if not answers[index]:
                 for anchor in _anchors(value, latin):
                     owners.setdefault(anchor, []).append(index)
-        searched_words = () if latin else words
-        if not owners and not searched_words:
+        if not owners:
             continue
         haystack = folded() if latin else text
         automaton = ahocorasick.Automaton()
         for anchor, indexes in owners.items():
             # A value's number never continues a number: a hit inside a longer one ("2시" in "12시") is skipped
             # (after leading zeros it is the same number: "05일").
-            automaton.add_word(anchor, (len(anchor), anchor[0].isdigit(), anchor[-1].isdigit(), indexes, None))
-        for word in searched_words:
-            length, digit_first, digit_last, indexes, _ = automaton.get(word, (len(word), False, False, (), None))
-            automaton.add_word(word, (length, digit_first, digit_last, indexes, word))
+            automaton.add_word(anchor, (len(anchor), anchor[0].isdigit(), anchor[-1].isdigit(), indexes))
         automaton.make_automaton()
         remaining = len([answer for answer in answers if not answer])
         last_index = len(haystack) - 1
-        for last, (length, digit_first, digit_last, indexes, word) in automaton.iter(haystack):
+        for last, (length, digit_first, digit_last, indexes) in automaton.iter(haystack):
             start = last - length + 1
-            if word is not None:
-                starts.setdefault(word, []).append(start)
-            if not remaining:
-                continue
             if (digit_first and start and "0" <= haystack[start - 1] <= "9" and _after_a_number(haystack, start)) or (
                 digit_last and last < last_index and "0" <= haystack[last + 1] <= "9"
             ):
@@ -595,9 +577,9 @@ def search_evidence(
                 if is_supported(values[index], passage_value_keys(clause, values[index].kind)):
                     answers[index] = True
                     remaining -= 1
-            if not remaining and not searched_words:
-                return answers, starts
-    return answers, starts
+            if not remaining:
+                return answers
+    return answers
 
 
 def _after_a_number(text: str, start: int) -> bool:
