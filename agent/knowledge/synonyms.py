@@ -19,6 +19,8 @@ SUBJECT_SYNONYMS = (
     frozenset({"업데이트", "갱신"}),
     frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
     frozenset({"표시", "마크"}),  # 분리배출 표시, 인증 마크
+    frozenset({"사진", "이미지"}),
+    frozenset({"담당자", "수신자", "사람"}),  # who receives a notice or handles a case
 )
 
 

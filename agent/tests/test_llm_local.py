@@ -766,3 +766,39 @@ def test_a_sentence_that_goes_on_from_the_one_before_comes_with_it():
         "정기 발주는 평일에만 생성됩니다.",
         "다만 명절 성수기에는 토요일 발주가 추가될 수 있습니다.",
     ]
+
+
+def test_a_verb_the_evidence_also_writes_as_a_verb_is_not_required():
+    """`보내도` is a verb: an evidence sentence that writes `보내 주세요` does not make it a subject word, so the
+    sentence stating the box limit answers; a vendor's `사람` and `사진` are the evidence's 수신자 and 이미지."""
+    result = (
+        "[1] (FAQ · 택배로 납품해도 되나요?)\n질문: 택배로 납품해도 되나요?\n"
+        "답변: 소량 상품(박스 10개 이하)은 택배 납품이 가능합니다. 송장 번호는 메일로 보내 주세요.\n\n"
+        "[2] (FAQ · 발주 알림을 받을 담당자를 추가하고 싶어요.)\n질문: 발주 알림을 받을 담당자를 추가하고 싶어요.\n"
+        "답변: 파트너센터 [설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다.\n\n"
+        "[3] (FAQ · 상품 이미지 규격이 있나요?)\n질문: 상품 이미지 규격이 있나요?\n"
+        "답변: 대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요."
+    )
+
+    assert answer_sentences("박스 몇 개까지는 택배로 보내도 괜찮아요?", [result]) == [
+        "소량 상품(박스 10개 이하)은 택배 납품이 가능합니다."
+    ]
+    assert answer_sentences("발주 알림 받는 사람 몇 명까지 넣을 수 있어요?", [result]) == [
+        "파트너센터 [설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
+    ]
+    assert answer_sentences("상품 대표 사진 사이즈 몇으로 올려야 돼요?", [result]) == [
+        "대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요."
+    ]
+
+
+def test_a_long_question_may_miss_one_subject_word_although_another_is_a_verb_form():
+    """Four subject words written (`차에 발주 여러 싣고 예약`): the statement naming all but `차에` answers, also
+    when `여러` and `싣고` are read as no nouns."""
+    result = (
+        "[1] (지식 허브 · 물류센터 입고 기준)\n"
+        "[물류센터 입고 기준 > 입고 예약] 한 차량에 여러 발주를 싣는 경우 발주서 번호를 모두 입력해야 합니다."
+    )
+
+    assert answer_sentences("한 차에 발주 여러 건 같이 싣고 가면 예약할 때 어떻게 해요?", [result]) == [
+        "한 차량에 여러 발주를 싣는 경우 발주서 번호를 모두 입력해야 합니다."
+    ]
