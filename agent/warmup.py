@@ -66,20 +66,25 @@ def celery_worker_init(sender, **kwargs) -> None:
     """`worker_init`: runs in a worker's main process before it creates the prefork pool. A worker consuming the
     queue questions are answered on loads the morphological analyser here (AGENT_PRELOAD_ANALYSER): its children,
     and every child forked later to replace one (`--max-tasks-per-child`), start with it loaded and share its
-    pages. A delivery or monitoring worker never reads a question and does not pay for it. A failure is logged,
-    never fatal: each child then loads the analyser on its first question, as without the preload."""
+    pages. A delivery or monitoring worker never reads a question and does not load it. A failed load is logged,
+    never fatal: each child then loads the analyser on its first question, as without the preload.
+
+    Then every worker freezes what its main process holds: a child's collections (its warm-up's first) would
+    otherwise write to the header of each object inherited from the parent and so copy its page, ~50 MB per child
+    (docs/benchmarks.md "Analyser preload")."""
     from django.conf import settings
 
     from agent.llm import morphology
     from agent.tasks import process_question
     from config.celery import TASK_QUEUES
 
-    if not settings.AGENT_PRELOAD_ANALYSER or TASK_QUEUES[process_question.name] not in sender.app.amqp.queues.consume_from:
-        return
-    started = time.perf_counter()
-    try:
-        morphology.analyser_load()
-    except Exception:
-        logger.exception("loading the morphological analyser before the fork failed")
-        return
-    logger.info("morphological analyser loaded before the fork in %.1f s", time.perf_counter() - started)
+    if settings.AGENT_PRELOAD_ANALYSER and TASK_QUEUES[process_question.name] in sender.app.amqp.queues.consume_from:
+        started = time.perf_counter()
+        try:
+            morphology.analyser_load()
+        except Exception:
+            logger.exception("loading the morphological analyser before the fork failed")
+        else:
+            logger.info("morphological analyser loaded before the fork in %.1f s", time.perf_counter() - started)
+    gc.collect()
+    gc.freeze()
