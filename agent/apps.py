@@ -9,10 +9,12 @@ class AgentConfig(AppConfig):
         from celery.signals import worker_init, worker_process_init
 
         from agent import checks  # noqa: F401  (registers the configuration checks)
-        from agent.warmup import celery_process_init
+        from agent.warmup import celery_process_init, celery_worker_init
 
         worker_process_init.connect(celery_process_init, dispatch_uid="agent.warmup")
         worker_init.connect(_worker_configuration_require, dispatch_uid="agent.configuration")
+        # after the configuration check: a worker that must not start does not load the analyser first
+        worker_init.connect(celery_worker_init, dispatch_uid="agent.analyser_preload")
 
 
 def _worker_configuration_require(**kwargs):

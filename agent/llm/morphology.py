@@ -7,8 +7,9 @@ like one about another subject. The analyser reads each word in its sentence: a 
 verb, adjective or auxiliary stem, an adverb, a numeral or a determiner is no noun. A noun with a 하다/되다 ending
 (`단종하려면`) starts with its noun and is one.
 
-Kiwi's model takes ~4–8 s to load and ~500 MB of memory (docs/agent.md), so it is loaded once per process, on the
-first question the local answerer reads — only the process that answers with it pays for it.
+Kiwi's model takes seconds to load and ~500 MB of memory (docs/agent.md), so it is loaded once per process: in a
+worker consuming the agent queue by its main process before the fork (`agent.warmup.celery_worker_init`), the
+children sharing it; elsewhere on the first question the local answerer reads or the first FAQ search that needs it.
 """
 
 import re
@@ -33,13 +34,18 @@ def _kiwi():
             if _analyser is None:
                 from kiwipiepy import Kiwi
 
-                _analyser = Kiwi()
+                analyser = Kiwi()
+                # Kiwi builds the rest of its model (about half the time and memory) on the first analysis: done
+                # here, the load is whole. One text is analysed in the calling thread, never in Kiwi's thread pool,
+                # so a forked child (which has no copy of those threads) analyses with the parent's instance.
+                analyser.tokenize("")
+                _analyser = analyser
     return _analyser
 
 
 def analyser_load() -> None:
-    """Load the analyser now rather than on the first question (a server that must answer its first request
-    within a client's timeout)."""
+    """Load the analyser now rather than on the first question (a worker before it forks its pool, a server that
+    must answer its first request within a client's timeout)."""
     _kiwi()
 
 

@@ -365,6 +365,9 @@ AGENT_RUN_HEARTBEAT_SECONDS = env.float("AGENT_RUN_HEARTBEAT_SECONDS", default=1
 AGENT_RUN_MAX_ATTEMPTS = env.int("AGENT_RUN_MAX_ATTEMPTS", default=4)
 AGENT_DISPATCH_LOST_SECONDS = env.int("AGENT_DISPATCH_LOST_SECONDS", default=120)
 AGENT_SWEEP_BATCH = env.int("AGENT_SWEEP_BATCH", default=100)
+# A worker consuming the agent queue loads the morphological analyser (~500 MB, seconds) in its main process
+# before forking the pool: the children share it copy-on-write and none loads it inside its first question.
+AGENT_PRELOAD_ANALYSER = env.bool("AGENT_PRELOAD_ANALYSER", default=True)
 
 # --- delivery ---
 # Photos and files of send jobs; private: served to sender devices only through the sender API.
