@@ -147,7 +147,7 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군 차이",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -359,9 +359,14 @@ _MASK_RE = re.compile(rf"(?:{_MASKS})(?P<after>[가-힣]{{0,3}})")
 _JOINING_RE = re.compile(rf"(?:{_MASKS})(?:(이랑|랑|와|과|하고)(?![가-힣])|(?:\s*[가-힣]+)?\s*(같이|함께)(?![가-힣]))")
 
 
+# "[다른 벤더] 물량이랑 같이 오면": the other vendor's 물량, joined with the room's own, is no subject word either.
+_JOINED_WORD_RE = re.compile(rf"(?:{_MASKS})\s*[가-힣]+(?:이랑|랑|하고)(?![가-힣])")
+
+
 def _without_masks(text: str) -> str:
     if not _JOINING_RE.search(text):
         return text
+    text = _JOINED_WORD_RE.sub(" ", text)
     return _MASK_RE.sub(
         lambda match: " " if not match["after"] or is_particle(match["after"]) else f" {match['after']}", text
     )

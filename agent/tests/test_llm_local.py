@@ -668,7 +668,14 @@ def test_a_masked_vendor_asked_about_together_with_the_room_is_no_subject_word()
     # `같이` far from the mask joins nothing to it: the question is still about the other vendor
     also, _, _ = _run("[다른 벤더] 입고 시간도 같이 알려주세요", {"search_records": result})
 
+    # the other vendor's 물량 joined with the room's own is whom it mentions too; 차이 is what is asked of 도착
+    arrival = answer_sentences(
+        "[다른 벤더] 물량이랑 같이 오면 도착 시간 차이 좀 나요?",
+        ["[1] (거래처 기록 · 합배송 안내)\n[공지] 합배송 안내\n합배송 시 도착 시간이 30분가량 늦어질 수 있습니다."],
+    )
+
     assert _body(together.content) == ["입고 시간은 오전 9시~11시로 변경됩니다."]
+    assert arrival == ["합배송 시 도착 시간이 30분가량 늦어질 수 있습니다."]
     assert alone.content == ""
     assert also.content == ""
 
