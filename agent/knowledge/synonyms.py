@@ -15,6 +15,7 @@ SUBJECT_SYNONYMS = (
     frozenset({"반품", "회수"}),
     frozenset({"발주", "주문"}),
     frozenset({"납품", "공급", "매입"}),  # one delivery, seen from the vendor and from us
+    frozenset({"납품", "납기"}),  # a delivery's due date: not the 공급가 of 공급
     frozenset({"물류센터", "센터"}),
     frozenset({"업데이트", "갱신"}),
     frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
@@ -63,7 +64,5 @@ def verb_noun(word: str) -> str:
 def subject_variants(word: str) -> frozenset[str]:
     """The word and the other words this domain uses for the same subject, lower case (statements are compared
     in lower case: `POS`, `EDI`)."""
-    for group in SUBJECT_SYNONYMS:
-        if word in group:
-            return group
-    return frozenset({word.lower()})
+    groups = [group for group in SUBJECT_SYNONYMS if word in group]
+    return frozenset().union(*groups) if groups else frozenset({word.lower()})

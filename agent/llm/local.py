@@ -335,6 +335,7 @@ _CONTINUING_OPENERS = ("다만", "단,", "단 ", "하지만", "그러나", "그�
 _OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
 _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
+_LABEL_BONUS = 0.6
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
@@ -402,8 +403,12 @@ def _answer_score(
     found = named_fully = named_itself = 0.0
     matched, matched_required = 0, 0
     # The rest of its record counts only for a statement that names some of the subject itself (a contract's
-    # `적용 기간` line is not about the 합배송 its heading names).
-    if not any(variant in own for word in focus.subject for variant in subject_variants(word)):
+    # `적용 기간` line is not about the 합배송 its heading names), or when the record holds a number the question
+    # names with its counter: "콩나물 40박스 언제까지" is that order, so its `납기 2026-12-03` line answers.
+    qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
+    if not any(variant in own for word in focus.subject for variant in subject_variants(word)) and not any(
+        _COUNTED_RE.fullmatch(word) and word.lower() in record_text for word in qualifiers
+    ):
         record_text = ""
     for word in focus.subject:
         variants = subject_variants(word)
@@ -435,7 +440,6 @@ def _answer_score(
     if focus.accepted_values and not holds_value(statement.text, focus.accepted_values):
         return None
     # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
-    qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
     qualified = sum(
         _OWN_WORD
         for word in qualifiers
@@ -490,6 +494,8 @@ def _answer_score(
         score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
     if focus.conditions and _states_condition(statement.text, focus.conditions):
         score += _CONDITION_BONUS  # "기한 넘기면요?" is answered by what follows "기한이 지나면", not by the 기한
+    if statement.is_fact and _compact(statement.text.split(":", 1)[0]) in focus.words:
+        score += _LABEL_BONUS  # "어떤 상태에요?" is answered by the record's `상태: 출고 준비`
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
 
 
@@ -499,6 +505,8 @@ def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:
 
 
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
+# A count of goods (`40박스`, `30개`): in a question it names one order or delivery.
+_COUNTED_RE = re.compile(r"\d[\d,]*(박스|개|팩|세트|봉|병|캔|팔레트|ea|kg|톤)", re.IGNORECASE)
 _MEASURE_QUALIFIER_RE = re.compile(r"\d+(/\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m)", re.IGNORECASE)
 
 

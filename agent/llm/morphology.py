@@ -110,8 +110,10 @@ def word_nouns(text: str) -> Mapping[str, str]:
             end > match.start()
             and end < match.end()
             and all(
-                _AFTER_NOUN_TAG_RE.match(token.tag) and (not token.tag.startswith("VV") or token.form in _LIGHT_VERBS)
-                for token in rest
+                (_AFTER_NOUN_TAG_RE.match(token.tag) and (not token.tag.startswith("VV") or token.form in _LIGHT_VERBS))
+                # `발주한거`, `입고된건`: the dependent noun of an adnominal ending, written without its space
+                or (token.tag == "NNB" and index and rest[index - 1].tag == "ETM")
+                for index, token in enumerate(rest)
             )
             and (end - match.start() >= 2 or rest[0].tag in _CORE_PARTICLE_TAGS)
         ):

@@ -809,3 +809,26 @@ def test_a_long_question_may_miss_one_subject_word_although_another_is_a_verb_fo
     assert answer_sentences("한 차에 발주 여러 건 같이 싣고 가면 예약할 때 어떻게 해요?", [result]) == [
         "한 차량에 여러 발주를 싣는 경우 발주서 번호를 모두 입력해야 합니다."
     ]
+
+
+BEAN_SPROUT_ORDER_RESULT = (
+    "[1] (거래처 기록 · 주문 SO-2611-1018)\n[주문] 주문 SO-2611-1018\n"
+    "초록마당 콩나물 4kg (CM-101) 40박스 주문 접수. 납기 2026-12-03, 배송지 본사 물류센터. 주문 금액 248,000원.\n"
+    "상태: 출고 준비\n\n"
+    "[2] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+    "주요 품목 공급가: 초록마당 콩나물 4kg 6,200원."
+)
+
+
+def test_an_order_named_by_its_count_is_answered_by_its_records_other_lines():
+    """`콩나물 40박스`: the order of that count, so its 납기 line answers the 납품 asked although it names neither;
+    `어떤 상태` is answered by the record's `상태` line; the 공급가 asked of the contract is no 납기."""
+    assert answer_sentences("콩나물 40박스 언제까지 납품이에요?", [BEAN_SPROUT_ORDER_RESULT]) == [
+        "납기 2026-12-03, 배송지 본사 물류센터."
+    ]
+    assert answer_sentences("콩나물 40박스 주문건 지금 어떤 상태에요?", [BEAN_SPROUT_ORDER_RESULT]) == [
+        "상태: 출고 준비"
+    ]
+    assert answer_sentences("콩나물 4kg 공급가요?", [BEAN_SPROUT_ORDER_RESULT]) == [
+        "주요 품목 공급가: 초록마당 콩나물 4kg 6,200원."
+    ]

@@ -15,6 +15,8 @@ from agent.llm import morphology
         ("이천 센터 쪽은요?", {"쪽은요": morphology.DEPENDENT}),
         # ...but not when it goes on into a noun: 대금 is read 대 + 금
         ("7월에 저희 대금 왜 늦게 들어왔었죠?", {}),
+        # the dependent noun of an adnominal ending, written without its space
+        ("참기름 30박스 발주한거 납기 언제예요?", {"발주한거": "발주"}),
         # a case of a noun is about the noun
         ("고객 교환건 회수 확인되면 며칠 안에 보내요?", {"교환건": "교환", "확인되면": "확인"}),
         # 되다 and 받다 after a noun keep the noun
