@@ -424,6 +424,8 @@ def noun_words(text: str) -> frozenset[str]:
 
 def _verbal_noun(word: str) -> str | None:
     """The noun before a verb ending (`단종하려면` → 단종), the word itself, or None for a verb form alone."""
+    if word[0].isdigit():
+        return word  # a number with its counter (`1면`, `3일`), whatever its last syllable
     for ending in _VERB_AFTER_NOUN:
         if word.endswith(ending) and len(word) - len(ending) >= 2:
             return word[: -len(ending)]

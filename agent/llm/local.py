@@ -220,6 +220,11 @@ def answer_sentences(
     # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
     # statement about the topic without it answers the question before. So is a size or a share any question names
     # (`전단 1/2면 광고비`, `멸치 1.5kg`): a statement naming another (1/4면) is about another item.
+    # A size the question names that the evidence does not (`전단 1면`) is not answered by a statement of another
+    # size in the same unit (`1/4면 기준 30만 원`).
+    other_sizes = _other_size_patterns(focus, statements)
+    if other_sizes:
+        statements = [s for s in statements if not any(p.search(_compact(s.text)) for p in other_sizes)]
     added_numbers = tuple(
         word
         for word in (*(own.words if own else ()), *(w for w in focus.words if _MEASURE_QUALIFIER_RE.fullmatch(w)))
@@ -336,6 +341,8 @@ _OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
 _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
 _LABEL_BONUS = 0.6
+# What answers whether something costs the vendor, besides an amount: who bears it, or that it is free.
+_COST_WORDS = ("비용", "부담", "분담", "무료", "유료", "청구", "요금", "수수료")
 _BOUND_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
@@ -439,6 +446,13 @@ def _answer_score(
         return None
     if focus.accepted_values and not holds_value(statement.text, focus.accepted_values):
         return None
+    if (
+        focus.polar
+        and focus.aspect == AMOUNT
+        and not holds_value(statement.text, focus.accepted_values[:-1])
+        and not any(word in statement.text for word in _COST_WORDS)
+    ):
+        return None  # "EDI 연동하면 비용 따로 내야돼요?" is not answered by "EDI 연동이 가능합니다"
     # Numbers with their counter (`1차`, `10kg`) are not required, but a statement naming them is the closer one.
     qualified = sum(
         _OWN_WORD
@@ -497,6 +511,18 @@ def _answer_score(
     if statement.is_fact and _compact(statement.text.split(":", 1)[0]) in focus.words:
         score += _LABEL_BONUS  # "어떤 상태에요?" is answered by the record's `상태: 출고 준비`
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+
+
+def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:
+    """For each size or share of the question (`1면`, `5kg`) that no statement names, a pattern of the same unit
+    after another number (`1/4면`): the statements naming one state another size."""
+    patterns = []
+    for word in focus.words:
+        match = _MEASURE_QUALIFIER_RE.fullmatch(word)
+        if not match or any(word.lower() in _compact(f"{s.text} {s.context}") for s in statements):
+            continue
+        patterns.append(re.compile(rf"\d{re.escape(match[2].lower())}(?![a-z])"))
+    return patterns
 
 
 def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:

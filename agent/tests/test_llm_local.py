@@ -832,3 +832,19 @@ def test_an_order_named_by_its_count_is_answered_by_its_records_other_lines():
     assert answer_sentences("콩나물 4kg 공급가요?", [BEAN_SPROUT_ORDER_RESULT]) == [
         "주요 품목 공급가: 초록마당 콩나물 4kg 6,200원."
     ]
+
+
+def test_a_size_or_a_cost_the_evidence_does_not_state_gets_no_near_answer():
+    """`전단 1면` is a size no statement names: the quarter page's price is another size's; whether `EDI 연동` costs
+    anything is not answered by a sentence saying only that it is possible."""
+    result = (
+        "[1] (FAQ · 전단 광고비는 얼마인가요?)\n질문: 전단 광고비는 얼마인가요?\n"
+        "답변: 전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다.\n\n"
+        "[2] (FAQ · EDI 연동이 되나요?)\n질문: EDI 연동이 되나요?\n답변: 대형 협력사는 EDI 연동이 가능합니다."
+    )
+
+    assert answer_sentences("전단 1면 통으로 쓰면 광고비 얼마에요?", [result]) == []
+    assert answer_sentences("EDI 연동하면 비용 따로 내야돼요?", [result]) == []
+    assert answer_sentences("전단 1/4면 광고비 얼마예요?", [result]) == [
+        "전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다."
+    ]
