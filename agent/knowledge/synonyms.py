@@ -21,6 +21,9 @@ SUBJECT_SYNONYMS = (
     frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
     frozenset({"표시", "마크"}),  # 분리배출 표시, 인증 마크
     frozenset({"사진", "이미지"}),
+    frozenset({"통장", "계좌"}),
+    frozenset({"매장", "점포"}),
+    frozenset({"하한선", "최소", "하한"}),
     frozenset({"담당자", "수신자", "사람"}),  # who receives a notice or handles a case
 )
 

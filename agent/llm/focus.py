@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from agent.knowledge.synonyms import spoken_forms_written
+from agent.knowledge.synonyms import spoken_forms_written, verb_noun
 from agent.llm import korean_text, morphology
 from agent.llm.prompts import OTHER_PRODUCT_MASK, OTHER_VENDOR_MASK
 from agent.verification.korean import is_particle
@@ -111,8 +111,8 @@ _ASPECT_CUES = (
     (FREQUENCY, ("얼마나 자주", "얼마마다", "며칠마다", "몇 번씩", "몇 달마다", "몇 주마다", "주기가", "주기는")),
     (DURATION, ("몇 시간",)),
     (TIME, ("몇 시", "몇시")),
-    (DURATION, ("언제까지", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸", "며칠 만에", "몇 시간 안",
-                "몇 주", "몇 달", "몇 개월")),
+    (DURATION, ("언제까지", "얼마동안", "얼마 동안", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸",
+                "며칠 만에", "몇 시간 안", "몇 주", "몇 달", "몇 개월")),
     (DATE, ("언제", "며칠", "몇 일", "무슨 요일")),
     (QUANTITY, ("몇 개", "몇 박스", "몇개", "몇 팔레트", "몇 도", "몇 번", "몇 회", "몇 명", "몇 건", "몇 장")),
     (MEASURE, ("얼마나",)),
@@ -167,7 +167,10 @@ _FILLER_WORDS = korean_text.word_set(
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
     # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
     "일주일 하루 한달 바로 따로 미리 먼저 빨리 그냥 꼭 문제",
+    # a part of the day said with a clock time ("저녁 몇 시까지"): the time asked, not what it is of
+    "아침 저녁 밤 새벽 그날",
 )
+_QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
 _PARTICLE_YO = ("는요", "은요", "도요", "이요")
@@ -216,6 +219,8 @@ class QuestionFocus:
     # "기한 넘기면요?", "금액이 정산서랑 다르면요?": the nouns of the condition asked about — a statement that
     # states what follows the same condition ("기한이 지나면 자동 승인됩니다") answers it.
     conditions: tuple[str, ...] = ()
+    # "통장을 바꾸려면": the noun the sources write for the action asked (변경)
+    actions: tuple[str, ...] = ()
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -257,6 +262,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
+        if raw.startswith(_QUESTION_WORD_STARTS):
+            continue  # a question word written together with what follows it: `몇시`, `며칠날`, `얼마동안`, `얼마씩`
         if raw not in _FILLER_WORDS and raw not in korean_text.QUESTION_WORDS:
             phrase.append(raw)
         analysed = analysed_nouns.get(written[index])
@@ -314,6 +321,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_own=any(word.startswith(_OWN_WORDS) for word in written),
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
+        actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
     )
 
 

@@ -267,6 +267,7 @@ def answer_sentences(
         and (focus.accepted_values or own_record[1] >= _FULL_SHARE)
         and best.source != "record"
         and (focus.asks_own or own_record[0] >= best_score - _RECORD_MARGIN)
+        and _names_action(own_record[2], focus) >= _names_action(best, focus)
     ):
         best_score, _, best = own_record
     scored = [(score, statement) for score, _, statement in scored]
@@ -359,6 +360,7 @@ _RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
 _OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
 _DEADLINE_BONUS = 0.3
 _CONDITION_BONUS = 1.0
+_ACTION_BONUS = 0.8
 _RECURRING_BONUS = 0.3
 _WEEKDAY_RE = re.compile(r"[월화수목금토일]요일|[월화수목금토일]\s*[·,/]\s*[월화수목금토일]")
 _RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월말|말일|[월화수목금토일]요일|주\s*\d\s*회|마다")
@@ -421,16 +423,16 @@ def _answer_score(
         variants = subject_variants(word)
         # The word itself is closer than another word for the same subject (주문 rather than 발주).
         weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
-        if any(variant in own for variant in variants):
+        if _names_word(own, variants, word):
             found, matched = found + weight * _OWN_WORD, matched + 1
             named_fully, named_itself = named_fully + _OWN_WORD, named_itself + _OWN_WORD
-        elif any(variant in context for variant in variants):
+        elif _names_word(context, variants, word):
             # A record's heading names what the whole record is about; a section path or an FAQ question is
             # only near the sentence.
             nearness = _OWN_WORD if statement.source == "record" else _CONTEXT_WORD
             found, named_fully = found + weight * nearness, named_fully + nearness
             matched += 1
-        elif any(variant in record_text for variant in variants):
+        elif _names_word(record_text, variants, word):
             found, named_fully = found + weight * _CONTEXT_WORD, named_fully + _CONTEXT_WORD
             matched += 1
         else:
@@ -506,11 +508,27 @@ def _answer_score(
         score += _COUNTER_BONUS  # "배송 요일" is answered by "월·수·금", not by "평일 오후 3시"
     if focus.recurring and _RECURRING_RE.search(statement.text):
         score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
+    if any(action in own or action in context for action in focus.actions):
+        score += _ACTION_BONUS  # "통장을 바꾸려면" is answered about the 계좌 변경, not about paying by 계좌 이체
     if focus.conditions and _states_condition(statement.text, focus.conditions):
         score += _CONDITION_BONUS  # "기한 넘기면요?" is answered by what follows "기한이 지나면", not by the 기한
     if statement.is_fact and _compact(statement.text.split(":", 1)[0]) in focus.words:
         score += _LABEL_BONUS  # "어떤 상태에요?" is answered by the record's `상태: 출고 준비`
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+
+
+def _names_action(statement: Statement, focus: QuestionFocus) -> bool:
+    text = _compact(f"{statement.text} {statement.context}")
+    return any(action in text for action in focus.actions)
+
+
+def _names_word(text: str, variants: frozenset[str], word: str) -> bool:
+    """Whether compacted `text` names `word`: one of its variants, or each noun of a compound the evidence writes
+    apart (`김해센터` in "김해 물류센터")."""
+    if any(variant in text for variant in variants):
+        return True
+    parts = morphology.compound_parts(word)
+    return bool(parts) and all(any(variant in text for variant in subject_variants(part)) for part in parts)
 
 
 def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:

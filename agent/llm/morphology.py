@@ -119,3 +119,15 @@ def word_nouns(text: str) -> Mapping[str, str]:
         ):
             nouns[word] = text[match.start() : end]
     return MappingProxyType(nouns)  # cached and shared: read-only
+
+
+@lru_cache(maxsize=8192)
+def compound_parts(word: str) -> tuple[str, ...]:
+    """The nouns of a compound noun written as one word, each of two or more syllables (`김해센터` → 김해, 센터;
+    `세금계산서` → 세금, 계산서); () for a word that is one noun or not only nouns (`참기름`, `교환건`)."""
+    if not _WORD_RE.fullmatch(word) or not "가" <= word[0] <= "힣":
+        return ()
+    tokens = _kiwi().tokenize(word)
+    if len(tokens) < 2 or not all(token.tag in ("NNG", "NNP") and token.len >= 2 for token in tokens):
+        return ()
+    return tuple(token.form for token in tokens)

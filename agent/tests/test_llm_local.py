@@ -848,3 +848,25 @@ def test_a_size_or_a_cost_the_evidence_does_not_state_gets_no_near_answer():
     assert answer_sentences("전단 1/4면 광고비 얼마예요?", [result]) == [
         "전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다."
     ]
+
+
+def test_glued_question_words_compounds_and_the_action_asked_are_read():
+    """`얼마동안` and `며칠날` are question words written together, not subject words; `김해센터` is named by
+    "김해 물류센터"; `통장을 바꾸려면` asks about the 계좌 변경, not about paying by 계좌 이체."""
+    result = (
+        "[1] (FAQ · API 키가 만료됐어요.)\n질문: API 키가 만료됐어요.\n답변: API 키의 유효 기간은 1년입니다.\n\n"
+        "[2] (지식 허브 · 반품 회수 요일 변경 공지)\n"
+        "[반품 회수 요일 변경 공지] 2026년 11월부터 김해 물류센터의 반품 회수 요일이 목요일에서 금요일로 바뀝니다.\n\n"
+        "[3] (FAQ · 현금 결제 외 다른 지급 방법이 있나요?)\n질문: 현금 결제 외 다른 지급 방법이 있나요?\n"
+        "답변: 대금은 계좌 이체로만 지급합니다.\n\n"
+        "[4] (FAQ · 대금 지급 계좌를 변경하고 싶어요.)\n질문: 대금 지급 계좌를 변경하고 싶어요.\n"
+        "답변: 계좌 변경은 [회사 정보] > [지급 계좌]에서 통장 사본을 첨부해 신청해 주세요."
+    )
+
+    assert answer_sentences("API 키 한번 받으면 얼마동안 써요?", [result]) == ["API 키의 유효 기간은 1년입니다."]
+    assert answer_sentences("김해센터 반품 회수 요일 바뀐다던데 무슨 요일로 바뀌어요?", [result]) == [
+        "2026년 11월부터 김해 물류센터의 반품 회수 요일이 목요일에서 금요일로 바뀝니다."
+    ]
+    assert answer_sentences("지급받을 통장을 바꾸려면 어떻게 해요?", [result]) == [
+        "계좌 변경은 [회사 정보] > [지급 계좌]에서 통장 사본을 첨부해 신청해 주세요."
+    ]

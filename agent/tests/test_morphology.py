@@ -35,3 +35,12 @@ def test_words_that_are_nouns_alone_or_verbs_are_not_listed():
 
     assert "재고" not in nouns  # a bare noun needs no reading
     assert not {"얼마나", "자주", "받고", "해요"} & nouns.keys()
+
+
+def test_compound_parts():
+    """A compound written as one word is named by its nouns written apart; one noun, or a noun with a suffix, is not
+    split."""
+    assert morphology.compound_parts("김해센터") == ("김해", "센터")
+    assert morphology.compound_parts("세금계산서") == ("세금", "계산서")
+    assert morphology.compound_parts("참기름") == ()
+    assert morphology.compound_parts("교환건") == ()
