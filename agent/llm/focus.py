@@ -443,8 +443,8 @@ def _verbal_noun(word: str) -> str | None:
 
 
 def _aspect_stem(word: str) -> str:
-    if len(word) >= 4 and word.endswith("금액"):
-        return word[:-2]  # 정산금액 → 정산
+    if len(word) >= 4 and word.endswith(("금액", "단가")):
+        return word[:-2]  # 정산금액 → 정산, 공급단가 → 공급
     if len(word) >= 3 and word not in _NOUNS_NOT_SPLIT and word.endswith(_ASPECT_SUFFIXES):
         stem = word[:-1]
         return stem[:-1] if len(stem) >= 3 and stem.endswith("금") else stem  # 정산금액 → 정산금 → 정산

@@ -870,3 +870,13 @@ def test_glued_question_words_compounds_and_the_action_asked_are_read():
     assert answer_sentences("지급받을 통장을 바꾸려면 어떻게 해요?", [result]) == [
         "계좌 변경은 [회사 정보] > [지급 계좌]에서 통장 사본을 첨부해 신청해 주세요."
     ]
+
+
+def test_a_price_compound_is_about_what_it_prices():
+    """`공급단가` is the 단가 of 공급: the list item of the asked product answers, as for `단가` alone."""
+    result = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "주요 품목 납품 단가: 청송과원 청송 사과 10kg 49,400원, 청송과원 배 7.5kg 52,000원."
+    )
+
+    assert answer_sentences("청송 사과 10kg 공급단가 얼마예요?", [result]) == ["청송과원 청송 사과 10kg 49,400원."]
