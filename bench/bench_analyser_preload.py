@@ -28,18 +28,12 @@ import sys
 import time
 from pathlib import Path
 
+from bench_morphology import QUESTIONS as MORPHOLOGY_QUESTIONS
+
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("lazy", "hook -Q delivery", "preload, no freeze", "hook -Q agent")
-QUESTIONS = [
-    "재고 실사는 얼마나 자주 받고 해요?",
-    "발주 확정은 발주 받고 몇 시간 안에 해야 해요?",
-    "납품 차량은 어디에 세우면 돼요?",
-    "대금은 매달 며칠에 들어와요?",
-    "10월 매입 정산 금액 얼마 나왔어요?",
-    "지급받을 통장을 바꾸려면 어떻게 해요?",
-    "반품 승인 기한이 며칠이에요?",
-    "단가 변경을 요청하면 언제까지 답을 받아요?",
-]
+# The questions bench_morphology.py times, so a child's first question is one the analyser bench knows.
+QUESTIONS = ["재고 실사는 얼마나 자주 받고 해요?", *MORPHOLOGY_QUESTIONS]
 
 
 def _memory_mb(pid: int) -> dict[str, float]:
