@@ -225,9 +225,10 @@ def answer_sentences(
     other_sizes = _other_size_patterns(focus, statements)
     if other_sizes:
         statements = [s for s in statements if not any(p.search(_compact(s.text)) for p in other_sizes)]
+    sizes = tuple(_size_of(word) for word in focus.words if _MEASURE_QUALIFIER_RE.fullmatch(word))
     added_numbers = tuple(
         word
-        for word in (*(own.words if own else ()), *(w for w in focus.words if _MEASURE_QUALIFIER_RE.fullmatch(w)))
+        for word in (*(own.words if own else ()), *sizes)
         if any(ch.isdigit() for ch in word)
         and any(form in _compact(f"{s.text} {s.context}") for s in statements for form in _qualifier_forms(word))
     )
@@ -537,10 +538,16 @@ def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> l
     patterns = []
     for word in focus.words:
         match = _MEASURE_QUALIFIER_RE.fullmatch(word)
-        if not match or any(word.lower() in _compact(f"{s.text} {s.context}") for s in statements):
+        if not match or any(_size_of(word) in _compact(f"{s.text} {s.context}") for s in statements):
             continue
         patterns.append(re.compile(rf"\d{re.escape(match[2].lower())}(?![a-z])"))
     return patterns
+
+
+def _size_of(word: str) -> str:
+    """The size a question word names, lower case: `57mm짜리` → 57mm."""
+    match = _MEASURE_QUALIFIER_RE.fullmatch(word)
+    return word[: match.end(2)].lower() if match else word.lower()
 
 
 def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:
@@ -551,7 +558,7 @@ def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
 # A count of goods (`40박스`, `30개`): in a question it names one order or delivery.
 _COUNTED_RE = re.compile(r"\d[\d,]*(박스|개|팩|세트|봉|병|캔|팔레트|ea|kg|톤)", re.IGNORECASE)
-_MEASURE_QUALIFIER_RE = re.compile(r"\d+(/\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m)", re.IGNORECASE)
+_MEASURE_QUALIFIER_RE = re.compile(r"\d+(/\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m)(짜리)?", re.IGNORECASE)
 
 
 def _names_all(statement: Statement, numbers: tuple[str, ...]) -> bool:

@@ -844,6 +844,7 @@ def test_a_size_or_a_cost_the_evidence_does_not_state_gets_no_near_answer():
     )
 
     assert answer_sentences("전단 1면 통으로 쓰면 광고비 얼마에요?", [result]) == []
+    assert answer_sentences("전단 1면짜리는 광고비 얼마에요?", [result]) == []
     assert answer_sentences("EDI 연동하면 비용 따로 내야돼요?", [result]) == []
     assert answer_sentences("전단 1/4면 광고비 얼마예요?", [result]) == [
         "전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다."
