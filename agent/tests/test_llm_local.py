@@ -528,8 +528,12 @@ def test_a_record_line_naming_none_of_the_subject_itself_does_not_answer_for_it(
     assert "적용 기간" not in reply.content
 
 
-def _faq(question, answer):
-    return f"[1] (FAQ · {question})\n질문: {question}\n답변: {answer}"
+def _faq(question, answer, number=1):
+    """An FAQ item as the FAQ search writes it."""
+    return f"[{number}] (FAQ · {question})\n질문: {question}\n답변: {answer}"
+
+
+LEAFLET_FAQ = _faq("전단 광고비는 얼마인가요?", "전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다.")
 
 
 @pytest.mark.parametrize(
@@ -742,10 +746,8 @@ def test_a_why_question_is_answered_by_a_cause_not_by_a_date_of_the_subject():
 def test_a_size_the_question_names_picks_the_statement_naming_it():
     """`전단 1/2면` asks about the half page: the FAQ's quarter-page price names the 광고비 too but is about another
     size; the vendor's `뭐뭐` and `마크` are a question word and a word for the evidence's 표시."""
-    result = (
-        "[1] (FAQ · 전단 광고비는 얼마인가요?)\n질문: 전단 광고비는 얼마인가요?\n"
-        "답변: 전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다.\n\n"
-        "[2] (지식 허브 · 프로모션 운영 기준)\n"
+    result = LEAFLET_FAQ + (
+        "\n\n[2] (지식 허브 · 프로모션 운영 기준)\n"
         "[프로모션 운영 기준 > 전단 광고비] 전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다.\n"
         "[브랜드별 주요 상품 정보 > 고운들] 고운들 절임배추는 10kg, 20kg 두 가지 규격입니다.\n"
         "[포장 기준 > 분리배출] 표시가 없는 포장재는 신상품 승인이 나지 않습니다."
@@ -764,9 +766,9 @@ def test_a_size_the_question_names_picks_the_statement_naming_it():
 
 def test_a_sentence_that_goes_on_from_the_one_before_comes_with_it():
     """`다만 … 토요일 발주가 추가될 수 있으며` qualifies the sentence before it: the answer gives both, in order."""
-    result = (
-        "[1] (FAQ · 주말에도 발주가 나오나요?)\n질문: 주말에도 발주가 나오나요?\n"
-        "답변: 정기 발주는 평일에만 생성됩니다. 다만 명절 성수기에는 토요일 발주가 추가될 수 있습니다."
+    result = _faq(
+        "주말에도 발주가 나오나요?",
+        "정기 발주는 평일에만 생성됩니다. 다만 명절 성수기에는 토요일 발주가 추가될 수 있습니다.",
     )
 
     assert answer_sentences("토욜 날도 발주서 들어와요?", [result]) == [
@@ -778,20 +780,28 @@ def test_a_sentence_that_goes_on_from_the_one_before_comes_with_it():
 def test_a_verb_the_evidence_also_writes_as_a_verb_is_not_required():
     """`보내도` is a verb: an evidence sentence that writes `보내 주세요` does not make it a subject word, so the
     sentence stating the box limit answers; a vendor's `사람` and `사진` are the evidence's 수신자 and 이미지."""
-    result = (
-        "[1] (FAQ · 택배로 납품해도 되나요?)\n질문: 택배로 납품해도 되나요?\n"
-        "답변: 소량 상품(박스 10개 이하)은 택배 납품이 가능합니다. 송장 번호는 메일로 보내 주세요.\n\n"
-        "[2] (FAQ · 발주 알림을 받을 담당자를 추가하고 싶어요.)\n질문: 발주 알림을 받을 담당자를 추가하고 싶어요.\n"
-        "답변: 파트너센터 [설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다.\n\n"
-        "[3] (FAQ · 상품 이미지 규격이 있나요?)\n질문: 상품 이미지 규격이 있나요?\n"
-        "답변: 대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요."
+    result = "\n\n".join(
+        [
+            _faq(
+                "택배로 납품해도 되나요?",
+                "소량 상품(박스 10개 이하)은 택배 납품이 가능합니다. 송장 번호는 메일로 보내 주세요.",
+            ),
+            _faq(
+                "발주 알림을 받을 담당자를 추가하고 싶어요.",
+                "[설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다.",
+                2,
+            ),
+            _faq(
+                "상품 이미지 규격이 있나요?", "대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요.", 3
+            ),
+        ]
     )
 
     assert answer_sentences("박스 몇 개까지는 택배로 보내도 괜찮아요?", [result]) == [
         "소량 상품(박스 10개 이하)은 택배 납품이 가능합니다."
     ]
     assert answer_sentences("발주 알림 받는 사람 몇 명까지 넣을 수 있어요?", [result]) == [
-        "파트너센터 [설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
+        "[설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
     ]
     assert answer_sentences("상품 대표 사진 사이즈 몇으로 올려야 돼요?", [result]) == [
         "대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요."
@@ -837,11 +847,7 @@ def test_an_order_named_by_its_count_is_answered_by_its_records_other_lines():
 def test_a_size_or_a_cost_the_evidence_does_not_state_gets_no_near_answer():
     """`전단 1면` is a size no statement names: the quarter page's price is another size's; whether `EDI 연동` costs
     anything is not answered by a sentence saying only that it is possible."""
-    result = (
-        "[1] (FAQ · 전단 광고비는 얼마인가요?)\n질문: 전단 광고비는 얼마인가요?\n"
-        "답변: 전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다.\n\n"
-        "[2] (FAQ · EDI 연동이 되나요?)\n질문: EDI 연동이 되나요?\n답변: 대형 협력사는 EDI 연동이 가능합니다."
-    )
+    result = f"{LEAFLET_FAQ}\n\n{_faq('EDI 연동이 되나요?', '대형 협력사는 EDI 연동이 가능합니다.', 2)}"
 
     assert answer_sentences("전단 1면 통으로 쓰면 광고비 얼마에요?", [result]) == []
     assert answer_sentences("전단 1면짜리는 광고비 얼마에요?", [result]) == []
@@ -854,14 +860,18 @@ def test_a_size_or_a_cost_the_evidence_does_not_state_gets_no_near_answer():
 def test_glued_question_words_compounds_and_the_action_asked_are_read():
     """`얼마동안` and `며칠날` are question words written together, not subject words; `김해센터` is named by
     "김해 물류센터"; `통장을 바꾸려면` asks about the 계좌 변경, not about paying by 계좌 이체."""
-    result = (
-        "[1] (FAQ · API 키가 만료됐어요.)\n질문: API 키가 만료됐어요.\n답변: API 키의 유효 기간은 1년입니다.\n\n"
-        "[2] (지식 허브 · 반품 회수 요일 변경 공지)\n"
-        "[반품 회수 요일 변경 공지] 2026년 11월부터 김해 물류센터의 반품 회수 요일이 목요일에서 금요일로 바뀝니다.\n\n"
-        "[3] (FAQ · 현금 결제 외 다른 지급 방법이 있나요?)\n질문: 현금 결제 외 다른 지급 방법이 있나요?\n"
-        "답변: 대금은 계좌 이체로만 지급합니다.\n\n"
-        "[4] (FAQ · 대금 지급 계좌를 변경하고 싶어요.)\n질문: 대금 지급 계좌를 변경하고 싶어요.\n"
-        "답변: 계좌 변경은 [회사 정보] > [지급 계좌]에서 통장 사본을 첨부해 신청해 주세요."
+    result = "\n\n".join(
+        [
+            _faq("API 키가 만료됐어요.", "API 키의 유효 기간은 1년입니다."),
+            "[2] (지식 허브 · 반품 회수 요일 변경 공지)\n[반품 회수 요일 변경 공지] 2026년 11월부터 김해 물류센터의 "
+            "반품 회수 요일이 목요일에서 금요일로 바뀝니다.",
+            _faq("현금 결제 외 다른 지급 방법이 있나요?", "대금은 계좌 이체로만 지급합니다.", 3),
+            _faq(
+                "대금 지급 계좌를 변경하고 싶어요.",
+                "계좌 변경은 [회사 정보] > [지급 계좌]에서 통장 사본을 첨부해 신청해 주세요.",
+                4,
+            ),
+        ]
     )
 
     assert answer_sentences("API 키 한번 받으면 얼마동안 써요?", [result]) == ["API 키의 유효 기간은 1년입니다."]
