@@ -217,14 +217,14 @@ def answer_sentences(
     ]
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
-    # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
-    # statement about the topic without it answers the question before. So is a size or a share any question names
-    # (`전단 1/2면 광고비`, `멸치 1.5kg`): a statement naming another (1/4면) is about another item.
     # A size the question names that the evidence does not (`전단 1면`) is not answered by a statement of another
     # size in the same unit (`1/4면 기준 30만 원`).
     other_sizes = _other_size_patterns(focus, statements)
     if other_sizes:
         statements = [s for s in statements if not any(p.search(_compact(s.text)) for p in other_sizes)]
+    # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
+    # statement about the topic without it answers the question before. So is a size or a share any question names
+    # (`전단 1/2면 광고비`, `멸치 1.5kg`): a statement naming another (1/4면) is about another item.
     sizes = tuple(_size_of(word) for word in focus.words if _MEASURE_QUALIFIER_RE.fullmatch(word))
     added_numbers = tuple(
         word
@@ -509,7 +509,7 @@ def _answer_score(
         score += _COUNTER_BONUS  # "배송 요일" is answered by "월·수·금", not by "평일 오후 3시"
     if focus.recurring and _RECURRING_RE.search(statement.text):
         score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
-    if any(action in own or action in context for action in focus.actions):
+    if _names_action(statement, focus):
         score += _ACTION_BONUS  # "통장을 바꾸려면" is answered about the 계좌 변경, not about paying by 계좌 이체
     if focus.conditions and _states_condition(statement.text, focus.conditions):
         score += _CONDITION_BONUS  # "기한 넘기면요?" is answered by what follows "기한이 지나면", not by the 기한
@@ -519,8 +519,9 @@ def _answer_score(
 
 
 def _names_action(statement: Statement, focus: QuestionFocus) -> bool:
-    text = _compact(f"{statement.text} {statement.context}")
-    return any(action in text for action in focus.actions)
+    """Whether the statement or its context names the action the question asks about (변경 for `바꾸려면`)."""
+    own, context = _compact(statement.text), _compact(statement.context)
+    return any(action in own or action in context for action in focus.actions)
 
 
 def _names_word(text: str, variants: frozenset[str], word: str) -> bool:

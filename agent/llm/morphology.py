@@ -100,9 +100,10 @@ def word_nouns(text: str) -> Mapping[str, str]:
         rest = inside
         while rest and _NOUN_TAG_RE.match(rest[0].tag) and rest[0].start == end:
             end, rest = rest[0].start + rest[0].len, rest[1:]
-        if len(inside) - len(rest) >= 2 and inside[len(inside) - len(rest) - 1].form in _CASE_NOUNS:
-            # `교환건`, `반품 건`: one case of the noun before it, which is what the word names
-            end, rest = inside[len(inside) - len(rest) - 1].start, []
+        noun_run = inside[: len(inside) - len(rest)]
+        if len(noun_run) >= 2 and noun_run[-1].form in _CASE_NOUNS:
+            # `교환건`, `반품건은`: one case of the noun before it, which is what the word names
+            end, rest = noun_run[-1].start, []
         # After the noun only particles, the copula and endings (a `VV` only as 되다 or 받다 after a noun:
         # 업데이트돼요, 지급받을); a one-syllable noun only before a subject, topic or object particle (`바로` is
         # no 바 with 로).
