@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.verification import parse_quantities
-from agent.verification.numbers import hangul_numeral_value, quantity_values_among
+from agent.verification.numbers import hangul_numeral_value, quantity_values_among, states_pair
 
 
 def _single(text: str):
@@ -434,3 +434,16 @@ def test_property_targeted_evidence_search_equals_a_full_parse(fragments, picks)
     )
     wanted = probes + [q for index, q in enumerate(parse_quantities(text)) if index in picks]
     assert quantity_values_among([text], wanted) == {(q.kind, q.value) for q in wanted} & full
+
+
+@settings(max_examples=400)
+@given(fragments=st.lists(_FRAGMENTS, min_size=1, max_size=12), picks=st.lists(st.integers(0, 50), max_size=4))
+def test_property_states_pair_answers_as_a_full_parse(fragments, picks):
+    """states_pair (the swap check's look at one window) must answer for one value as a full parse would."""
+    text = "".join(fragments)
+    full = {(q.kind, q.value) for q in parse_quantities(text)}
+    probes = parse_quantities("3만원 35,000원 0.5% 15% 3%p 30,000원 50,000원 5% 1억 5천원 2천원 오만원 20000원")
+    wanted = probes + [q for index, q in enumerate(parse_quantities(text)) if index in picks]
+    for quantity in wanted:
+        pair = (quantity.kind, quantity.value)
+        assert states_pair(text, pair) == (pair in full), (text, pair)

@@ -25,7 +25,14 @@ from functools import lru_cache
 from itertools import pairwise
 
 from agent.verification.korean import strip_particle_variants
-from agent.verification.numbers import Quantity, format_quantity, parse_quantities, value_signature
+from agent.verification.numbers import (
+    Quantity,
+    QuantityKind,
+    format_quantity,
+    parse_quantities,
+    states_pair,
+    value_signature,
+)
 from agent.verification.values import DATE, QUANTITY, TIME, Value, clause_bounds, display, parse_values
 
 # Clause breaks (a table row is one line: its cells are one clause); . ! ? only before a space or the end.
@@ -324,15 +331,22 @@ def find_swaps(drafted: Iterable[Attached], evidence: str, supported: Callable[[
     if not candidates:
         return []
     occurrences = _occurrences(evidence, {subject for _, subjects in candidates for subject in subjects})
+    # The sentences around each subject the evidence writes one to three times (more often: a brand or a vendor,
+    # which pins down nothing).
+    windows_of = {
+        subject: list(dict.fromkeys(_sentences_around(evidence, start, start + len(subject)) for start in starts))
+        for subject, starts in occurrences.items()
+        if len(starts) <= _MAX_SUBJECT_OCCURRENCES
+    }
     swaps = []
     for attached, subjects in candidates:
+        pinned = [subject for subject in subjects if subject in windows_of]
+        if not _may_have_partner(attached, [window for subject in pinned for window in windows_of[subject]]):
+            continue
         resolved: dict[str, Attached] = {}
         partner_found = False
-        for subject in subjects:
-            starts = occurrences.get(subject, ())
-            if not starts or len(starts) > _MAX_SUBJECT_OCCURRENCES:
-                continue  # absent, or a name the evidence writes everywhere (a brand, a vendor): not one subject
-            own, partner = _evidence_values(evidence, subject, starts, attached)
+        for subject in pinned:
+            own, partner = _evidence_values(windows_of[subject], subject, attached)
             if own is not None:
                 resolved[subject] = own
                 partner_found = partner_found or partner
@@ -344,13 +358,23 @@ def find_swaps(drafted: Iterable[Attached], evidence: str, supported: Callable[[
     return swaps
 
 
-def _evidence_values(
-    evidence: str, subject: str, starts: list[int], attached: Attached
-) -> tuple[Attached | None, bool]:
+_QUANTITY_KINDS = frozenset(QuantityKind)
+
+
+def _may_have_partner(attached: Attached, windows: list[str]) -> bool:
+    """False when no window around the draft value's subjects states an amount or percentage equal to it: then no
+    other subject holds it there, so it is no swap, and the windows need no full parse (most of a cold evidence
+    set's windows hold the signature of a round amount, 3,000원's "3", in some other number)."""
+    if attached.group[0] not in _QUANTITY_KINDS:
+        return True
+    pair = (attached.group[0], attached.key)
+    return any(states_pair(window, pair) for window in windows)
+
+
+def _evidence_values(windows: list[str], subject: str, attached: Attached) -> tuple[Attached | None, bool]:
     """The one value of the draft value's kind and dimension that the evidence attaches to ``subject`` (None when
     it attaches none or several: the search stops at the second), and whether a sentence around the subject
-    attaches the draft's value to another product-like subject."""
-    windows = list(dict.fromkeys(_sentences_around(evidence, start, start + len(subject)) for start in starts))
+    (``windows``) attaches the draft's value to another product-like subject."""
     signatures = _signatures(attached)
     weekday = attached.group[:2] == (DATE, "weekday")
     if not any(

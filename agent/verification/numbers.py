@@ -261,6 +261,14 @@ def quantity_values_among(passages: Iterable[str], wanted: Iterable[Quantity]) -
     return found
 
 
+def states_pair(text: str, pair: Pair) -> bool:
+    """Whether ``parse_quantities(text)`` yields ``pair`` (as a value, a range end or an approximation's base),
+    found as ``quantity_values_among`` finds it, without a full parse and without a memo entry."""
+    if pair in _stated_pairs(text, {pair}):
+        return True
+    return pair[0] == _AMOUNT and any((quantity.kind, quantity.value) == pair for quantity in _parse_hangul(text))
+
+
 @lru_cache(maxsize=_PASSAGE_MEMO_SIZE)
 def _passage_numbers(passage: str) -> "_PassageNumbers":
     return _PassageNumbers(passage)
