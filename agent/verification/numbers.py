@@ -85,6 +85,8 @@ _INSIGNIFICANT = str.maketrans("", "", "0,. 십백천만억조")
 _MULTIPLIER_CHARS = frozenset("십백천만억조")
 _CHAIN_CHARS = frozenset("0123456789,.") | _MULTIPLIER_CHARS
 _FIRST_NUMBER_RE = re.compile(_NUM)  # the number the parser would read, not the whole digit run
+# A number with a multiplier right after it (one space allowed): a leading multiplier other than 1.
+_LEADING_MULTIPLIER_RE = re.compile(_NUM + " ?[십백천만억조]")
 
 # 원 starts a few ordinary words (원래, 원칙 ...): after a number those are not the currency.
 _WON = r"원(?![래칙활격숭망룸두])"
@@ -430,9 +432,12 @@ def _may_state(text: str, match: re.Match, values: set[int | float], largest: di
     number = _to_number(first_number)
     if normalise_number(number) in values:
         return True
-    # Else only as the bare low end of a range, worth the high end's leading multiplier ("3~5만원").
+    # Else only as the bare low end of a range, worth the high end's leading multiplier ("3~5만원"); without a
+    # multiplier after the high end's first number that is 1, and the number itself is no value (a phone number).
     separator = _RANGE_SEPARATOR_RE.match(text, match.start() + len(first_number))
-    if separator is None or _read_expr(text, separator.end()) is None:
+    if separator is None or not _LEADING_MULTIPLIER_RE.match(text, separator.end()):
+        return False
+    if _read_expr(text, separator.end()) is None:
         return False
     return normalise_number(number * _high_end_multiplier(text, separator.end())) in values
 
