@@ -167,14 +167,24 @@ class FoldedText:
     def _fold_plain(self, original: str) -> None:
         """Only plain runs between separators: each run is one segment; a separator after folded text is a gap
         where the next run starts (or at the end)."""
-        runs = [match.span() for match in _NON_SEPARATOR_RUN_RE.finditer(original)]
-        starts = list(accumulate((end - start for start, end in runs[:-1]), initial=0))
-        self._segment_starts = starts if runs else []
-        self._segments = [(start, -1) for start, _ in runs]
+        runs = _hyphens_as_spaces(original).split()
+        if len(original) == sum(map(len, runs)) + len(runs) - 1:
+            # One separator between each two runs and none around them (most drafts and passages): run i starts
+            # i characters after its folded start, and no regex pass over the text is needed.
+            starts = list(accumulate(map(len, runs[:-1]), initial=0))
+            self._segment_starts = starts
+            self._segments = [(start + index, -1) for index, start in enumerate(starts)]
+            self.gaps = set(starts[1:])
+            self.folded = "".join(runs).lower()
+            return
+        spans = [match.span() for match in _NON_SEPARATOR_RUN_RE.finditer(original)]
+        starts = list(accumulate((end - start for start, end in spans[:-1]), initial=0))
+        self._segment_starts = starts if spans else []
+        self._segments = [(start, -1) for start, _ in spans]
         self.gaps = set(starts[1:])
-        if runs and runs[-1][1] < len(original):  # a trailing separator
-            self.gaps.add(starts[-1] + runs[-1][1] - runs[-1][0])
-        self.folded = _plain_folded(original)
+        if spans and spans[-1][1] < len(original):  # a trailing separator
+            self.gaps.add(starts[-1] + spans[-1][1] - spans[-1][0])
+        self.folded = "".join(runs).lower()
 
     def _vowel_follows(self, index: int) -> bool:
         """Whether the next character that shows something is a vowel jamo (then a consonant starts a syllable)."""
@@ -205,14 +215,17 @@ class FoldedText:
         return any(position in self.gaps for position in range(start + 1, end))
 
 
+def _hyphens_as_spaces(text: str) -> str:
+    for hyphen in _HYPHENS:
+        if hyphen in text:  # rare: one search each is cheaper than a translate of the whole text
+            text = text.replace(hyphen, " ")
+    return text
+
+
 def _plain_folded(text: str) -> str:
     """Text of plain runs and separators, folded: the separators dropped (``str.split`` splits at the white space
     ``\\s`` matches), lower-cased."""
-    folded = "".join(text.split())
-    for hyphen in _HYPHENS:
-        if hyphen in folded:
-            folded = folded.replace(hyphen, "")
-    return folded.lower()
+    return "".join(_hyphens_as_spaces(text).split()).lower()
 
 
 def folded_text(text: str) -> str:

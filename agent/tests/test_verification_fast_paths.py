@@ -5,7 +5,7 @@ tests check that a remembered answer is never stale and that every shortcut equa
 """
 
 import re
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -382,6 +382,25 @@ def _plain_words(folded: FoldedText) -> list[tuple[int, int]]:
 def test_property_other_vendor_words_are_the_words_by_definition(text):
     folded = FoldedText(text)
     assert _words(folded) == _plain_words(folded)
+
+
+_PLAIN_AND_SEPARATORS = [*"가나 ab-Z1,.", "\t", "\n", "\u00a0", "\u3000", "\u2010", "\uff0d"]
+
+
+@given(st.text(alphabet=st.sampled_from(_PLAIN_AND_SEPARATORS), max_size=30))
+def test_property_plain_folding_maps_each_run_as_the_run_by_run_map(text):
+    """A plain text with one separator between its runs skips the regex pass over it: its map must be the one built
+    run by run — each run one segment from its original start, a gap where each later run starts (and at the end
+    after a trailing separator)."""
+    runs = [match.span() for match in re.finditer(r"[^\s\-\u2010-\u2015\u2212\ufe58\ufe63\uff0d]+", text)]
+    starts = list(accumulate((end - start for start, end in runs), initial=0))
+    gaps = set(starts[1:-1])
+    if runs and runs[-1][1] < len(text):
+        gaps.add(starts[-1])
+    folded = FoldedText(text)
+    assert folded.folded == "".join(text[start:end] for start, end in runs).lower()
+    assert folded.gaps == gaps
+    assert [folded.span(start, start + 1)[0] for start in starts[:-1]] == [start for start, _ in runs]
 
 
 @given(
