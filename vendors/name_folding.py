@@ -212,7 +212,7 @@ class FoldedText:
 
     def has_gap(self, start: int, end: int) -> bool:
         """Whether a separator stood between two of the folded characters `start`..`end`."""
-        return any(position in self.gaps for position in range(start + 1, end))
+        return not self.gaps.isdisjoint(range(start + 1, end))
 
 
 def _hyphens_as_spaces(text: str) -> str:
