@@ -169,7 +169,7 @@ def test_a_passage_keeps_a_bounded_number_of_answers(monkeypatch):
         stated = thousands % 2 == 1
         wanted = parse_quantities(f"{thousands},000원")
         assert quantity_values_among([passage], wanted) == (_pairs(wanted) if stated else set())
-        assert len(numbers._passage_numbers(passage)._answers) <= 4
+        assert len(numbers._passage_numbers(passage)) <= 4
 
 
 def test_hangul_amounts_are_found_in_any_passage_of_a_joint_search():

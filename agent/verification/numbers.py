@@ -276,26 +276,28 @@ def _passage_numbers(passage: str) -> "_PassageNumbers":
     return _PassageNumbers(passage)
 
 
-class _PassageNumbers:
-    """What one evidence passage is known to state: an answer per ``(kind, value)`` once a search settled
-    it. Answers depend on the text alone, so they never go stale (a changed passage is another key).
-    Shared between threads safely: a race costs a repeated search, never a wrong answer."""
+class _PassageNumbers(dict):
+    """What one evidence passage is known to state: the mapping itself holds an answer per ``(kind, value)`` once a
+    search settled it (a dict, not an object holding one: every passage of new evidence gets an entry, and each
+    object is one more for the young-generation garbage collections to walk). Answers depend on the text alone,
+    so they never go stale (a changed passage is another key). Shared between threads safely: a race costs a
+    repeated search, never a wrong answer."""
 
-    __slots__ = ("_answers", "hangul_amounts", "text")
+    __slots__ = ("hangul_amounts", "text")
 
     def __init__(self, text: str):
+        super().__init__()
         self.text = text
-        self._answers: dict[Pair, bool] = {}
         self.hangul_amounts: frozenset[Pair] | None = None  # amounts in Hangul numerals, once looked for
 
     def answers(self, pairs: set[Pair]) -> tuple[set[Pair] | frozenset[Pair], set[Pair]]:
         """The pairs known to be stated here, and the pairs not settled yet (both read-only)."""
-        if not self._answers:  # a passage not searched yet
+        if not self:  # a passage not searched yet
             return _NO_PAIRS, pairs
         stated = set()
         unknown = set()
         for pair in pairs:
-            answer = self._answers.get(pair)
+            answer = self.get(pair)
             if answer:
                 stated.add(pair)
             elif answer is None:
@@ -303,9 +305,9 @@ class _PassageNumbers:
         return stated, unknown
 
     def learn(self, pairs: Iterable[Pair], stated: bool) -> None:
-        if len(self._answers) >= _ANSWERS_PER_PASSAGE:
-            self._answers.clear()
-        self._answers.update(dict.fromkeys(pairs, stated))
+        if len(self) >= _ANSWERS_PER_PASSAGE:
+            self.clear()
+        self.update(dict.fromkeys(pairs, stated))
 
 
 def _search_passages(passages: list[_PassageNumbers], wanted_pairs: set[Pair]) -> set[Pair]:
