@@ -891,3 +891,46 @@ def test_a_price_compound_is_about_what_it_prices():
     )
 
     assert answer_sentences("청송 사과 10kg 공급단가 얼마예요?", [result]) == ["청송과원 청송 사과 10kg 49,400원."]
+
+
+def test_a_shared_sentence_naming_the_room_beside_a_masked_vendor_answers_with_the_rooms_part():
+    """Shared knowledge that names the room's vendor beside a masked one (`[다른 벤더]과 대한물산은 …`) states the
+    room's own fact: the answer is the room's part, with the masked vendor, its clause and its goods cut out."""
+    hub = (
+        "[1] (지식 허브 · 배송 방식과 운임 부담)\n"
+        "[배송 방식과 운임 부담 > 고객 직배송] [다른 벤더]과 대한물산은 2026년 9월부터 새벽 배송 직배송 시범 "
+        "협력사로 참여합니다.\n\n"
+        "[2] (지식 허브 · 입고 검사 기준)\n"
+        "[입고 검사 기준 > 정기 품질 점검] 2026년 2분기 점검에서 대한물산은 위생 점수 96점으로 우수 등급을, "
+        "[다른 벤더]은 이물 관리 미흡으로 개선 권고를 받았습니다.\n\n"
+        "[3] (지식 허브 · 협력사 거래 기본정책)\n"
+        "[협력사 거래 기본정책 > 협력사 평가] 2026년 상반기 평가에서는 대한물산과 [다른 벤더]이 납품 정확도 99% "
+        "이상으로 우수 협력사에 선정되었습니다.\n\n"
+        "[4] (지식 허브 · 반품 회수 요일 변경)\n"
+        "[반품 회수 요일 변경 > 대상] 변경 대상 협력사는 김해 물류센터로 납품하는 [다른 벤더], 대한물산, "
+        "[다른 벤더]입니다.\n\n"
+        "[5] (지식 허브 · 하반기 행사 일정)\n"
+        "[하반기 행사 일정 > 명절 선물세트전] 참여 협력사: [다른 벤더](금빛수산 굴비 세트), 대한물산(참솔식품 참기름 "
+        "선물세트)\n\n"
+        "[6] (지식 허브 · 단가 비교)\n"
+        "[단가 비교 > 할인] 대한물산은 5%, [다른 벤더]은 7% 할인합니다."
+    )
+
+    def answer(question):
+        return _body(_run(question, {"search_faq": hub})[0].content)
+
+    assert answer("저희 새벽배송 시범은 언제부터 참여해요?") == [
+        "대한물산은 2026년 9월부터 새벽 배송 직배송 시범 협력사로 참여합니다."
+    ]
+    assert answer("2분기 품질 점검 때 저희 위생 점수 몇 점이었죠?") == [
+        "2026년 2분기 점검에서 대한물산은 위생 점수 96점으로 우수 등급을 받았습니다."
+    ]
+    assert answer("상반기 평가에서 우수 협력사로 선정된 게 맞나요?") == [
+        "2026년 상반기 평가에서는 대한물산이 납품 정확도 99% 이상으로 우수 협력사에 선정되었습니다."
+    ]
+    assert answer("반품 회수 요일 변경 대상 협력사가 어디예요?") == [
+        "변경 대상 협력사는 김해 물류센터로 납품하는 대한물산입니다."
+    ]
+    assert answer("명절 선물세트전 참여 협력사 누구예요?") == ["참여 협력사: 대한물산(참솔식품 참기름 선물세트)"]
+    # Two values side by side, each the subject's own: the masked one's rate cannot be cut from a shared predicate.
+    assert answer("단가 비교 할인 몇 % 해요?") == []
