@@ -126,7 +126,7 @@ _ASPECT_CUES = (
     # aspect nouns
     (TIME, ("마감 시간", "운영 시간")),
     (DURATION, ("기간", "기한", "마감", "유효")),
-    (TIME, ("시간",)),
+    (TIME, ("시간", "시각")),
     (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일")),
     (SIZE, ("규격", "크기", "사이즈", "치수")),
     (QUANTITY, ("수량", "높이", "무게")),
@@ -147,7 +147,7 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군 차이",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군 차이 시간대 시각",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -169,8 +169,11 @@ _FILLER_WORDS = korean_text.word_set(
     "일주일 하루 한달 바로 따로 미리 먼저 빨리 그냥 꼭 문제",
     # a part of the day said with a clock time ("저녁 몇 시까지"): the time asked, not what it is of
     "아침 저녁 밤 새벽 그날",
+    # how long something lasts, said of the duration asked ("며칠 동안 안 팔리면")
+    "동안",
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
+_HONORIFIC = "님"
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
 _PARTICLE_YO = ("는요", "은요", "도요", "이요")
@@ -283,6 +286,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if not tokens:
             continue
         word = tokens[0]
+        if word.endswith(_HONORIFIC) and len(word) > len(_HONORIFIC) + 1:
+            word = word[: -len(_HONORIFIC)]  # `MD님`, `기사님`: the person the evidence names without the honorific
         words.append(word)
         stem = word if word in PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):

@@ -524,13 +524,19 @@ def _names_action(statement: Statement, focus: QuestionFocus) -> bool:
     return any(action in own or action in context for action in focus.actions)
 
 
+_VOWEL_FOLD_MIN_CHARS = 3
+
+
 def _names_word(text: str, variants: frozenset[str], word: str) -> bool:
     """Whether compacted `text` names `word`: one of its variants, or each noun of a compound the evidence writes
-    apart (`김해센터` in "김해 물류센터")."""
+    apart (`김해센터` in "김해 물류센터"), or written with ㅔ for its ㅐ or the other way round (`패널티`, 페널티)."""
     if any(variant in text for variant in variants):
         return True
     parts = morphology.compound_parts(word)
-    return bool(parts) and all(any(variant in text for variant in subject_variants(part)) for part in parts)
+    if parts and all(any(variant in text for variant in subject_variants(part)) for part in parts):
+        return True
+    # Only for longer words: two syllables spelt apart by the vowel alone are often two words (매일, 메일).
+    return len(word) >= _VOWEL_FOLD_MIN_CHARS and korean_text.vowel_folded(word) in korean_text.vowel_folded(text)
 
 
 def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:

@@ -934,3 +934,46 @@ def test_a_shared_sentence_naming_the_room_beside_a_masked_vendor_answers_with_t
     assert answer("명절 선물세트전 참여 협력사 누구예요?") == ["참여 협력사: 대한물산(참솔식품 참기름 선물세트)"]
     # Two values side by side, each the subject's own: the masked one's rate cannot be cut from a shared predicate.
     assert answer("단가 비교 할인 몇 % 해요?") == []
+
+
+def test_chat_spellings_of_the_subject_still_name_it():
+    """What vendors type for a word the evidence writes otherwise: an honorific (`MD님`), 때 glued to the noun
+    (`추석때`), ㅐ for ㅔ in a loanword (`패널티`); and words that only say how long or at what time (`동안`, `시각`)
+    are no subject words."""
+    hub = (
+        "[1] (지식 허브 · 거래 기본정책)\n"
+        "[거래 기본정책 > 거래 조건] 모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 "
+        "않습니다.\n\n"
+        "[2] (지식 허브 · 센터 휴무)\n"
+        "[센터 휴무 > 추석] 추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다.\n\n"
+        "[3] (지식 허브 · 클레임 처리 기준)\n"
+        "[클레임 처리 기준 > 기한] 1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다.\n\n"
+        "[4] (지식 허브 · 장기 재고)\n"
+        "[장기 재고 > 기준] 90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다.\n\n"
+        "[5] (지식 허브 · EDI)\n"
+        "[EDI > 전송] EDI 발주서는 매일 오후 2시 10분에 전송됩니다."
+    )
+
+    def answer(question):
+        return _body(_run(question, {"search_faq": hub})[0].content)
+
+    assert answer("MD님이랑 말로 합의한 것도 인정돼요?") == [
+        "모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 않습니다."
+    ]
+    assert answer("올해 추석때 이천센터 며칠부터 쉬었어요?") == [
+        "추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다."
+    ]
+    assert answer("클레임 답변 늦으면 패널티 얼마예요?") == [
+        "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다."
+    ]
+    assert answer("몇 일 동안 안 팔리면 장기재고로 분류돼요?") == [
+        "90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다."
+    ]
+    assert answer("EDI 발주 전송 시각이 어떻게 돼요?") == ["EDI 발주서는 매일 오후 2시 10분에 전송됩니다."]
+
+
+def test_the_vowel_fold_is_kept_to_words_of_three_syllables_or_more():
+    """매일 and 메일 are two words: a two-syllable word spelt apart by ㅐ/ㅔ alone does not name the other."""
+    faq = _faq("세금계산서는 어떻게 받나요?", "세금계산서는 매일 오전에 발행됩니다.")
+
+    assert answer_sentences("세금계산서 메일로도 보내주나요?", [faq]) == []
