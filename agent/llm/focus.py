@@ -52,7 +52,8 @@ VALUE_PATTERNS = {
     ),
     AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(억\s*)?(\d[\d,]*\s*)?(천만|천|만)?\s*원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
-    QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
+    # papers are counted by 장, 부 (copies) or 매 (sheets): "거래명세서 몇 장" is answered by "2부"
+    QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|부|매|병|봉|도|m|cm|회|번|명)"),
     FREQUENCY: re.compile(
         r"[가-힣\d]+마다|매일|매주|매월|매달|매년|반기|분기|[연월주일]\s*\d+\s*회|\d+\s*(일|주|개월|년)에\s*(한|\d+)\s*번"
     ),
@@ -140,7 +141,7 @@ _ASPECT_CUES = (
 # Counters after "몇" and the ones the evidence writes for them: "몇 번" is answered by "5회".
 _COUNTER_VARIANTS = {
     "번": ("번", "회"), "회": ("회", "번"), "개": ("개", "ea", "EA"), "명": ("명",), "건": ("건",), "시": ("시",),
-    "시간": ("시간",), "박스": ("박스",), "도": ("도",), "장": ("장",), "주": ("주",), "%": ("%",),
+    "시간": ("시간",), "박스": ("박스",), "도": ("도",), "장": ("장", "부", "매"), "주": ("주",), "%": ("%",),
 }  # fmt: skip
 _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|주|%)")
 # Words that only say which aspect is asked, or how: never the subject.

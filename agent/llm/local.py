@@ -599,6 +599,7 @@ def evidence_statements(tool_results: list[str], *, counterpart_names: tuple[str
     """Every statement of the tool results, each with its context and evidence item, in order. A sentence naming
     the room's vendor (`counterpart_names`) beside a masked other vendor is that vendor's part of it."""
     statements: list[Statement] = []
+    heading_facts: set[tuple[int, str]] = set()
     item = 0
     for result in tool_results:
         for source, title, lines in _evidence_blocks(_result_text(result)):
@@ -616,6 +617,12 @@ def evidence_statements(tool_results: list[str], *, counterpart_names: tuple[str
                 path_line = _PATH_LINE_RE.match(line)
                 if path_line and (source == "hub" or " > " in path_line["path"]):
                     texts, line_context, facts = [path_line["text"]], path_line["path"], None
+                    heading_fact = _heading_fact(line_context)
+                    if heading_fact and (item, heading_fact) not in heading_facts:
+                        heading_facts.add((item, heading_fact))
+                        statements.append(
+                            Statement(heading_fact, line_context, source, item, len(statements), is_fact=True)
+                        )
                 elif line.startswith("[") and not _SENTENCE_END_RE.search(line):
                     context = f"{context} {line}".strip()  # a record's heading "[계약 조건] 2026년 거래 조건"
                     continue
@@ -638,6 +645,18 @@ def evidence_statements(tool_results: list[str], *, counterpart_names: tuple[str
                             continue
                         statements.append(Statement(text, line_context, source, item, len(statements), is_fact=facts))
     return statements
+
+
+# "연말 신선 기획전 (12월 1일 ~ 12월 31일)": a section heading that gives its subject's period or figure in parentheses.
+_HEADING_VALUE_RE = re.compile(r"^(?P<subject>[^()]{2,}?)\s*\((?P<value>[^()]*\d[^()]*)\)$")
+
+
+def _heading_fact(path: str) -> str:
+    """The fact a section path's last heading states (`… > 연말 신선 기획전 (12월 1일 ~ 12월 31일)` → "연말 신선
+    기획전: 12월 1일 ~ 12월 31일"), or "" when it states none: the sentences under it are about the subject, so its
+    period is evidence too, although no sentence repeats it."""
+    match = _HEADING_VALUE_RE.match(path.rsplit(" > ", 1)[-1].strip())
+    return f"{match['subject']}: {match['value'].strip()}" if match else ""
 
 
 def _evidence_blocks(text: str) -> list[tuple[str, str, list[str]]]:

@@ -4,8 +4,9 @@ import json
 
 import pytest
 
+from agent.evaluation import answer_defects
 from agent.llm import LlmReply, ToolSpec, tool_result_message
-from agent.llm.local import LocalAnswerer, answer_sentences
+from agent.llm.local import LocalAnswerer, answer_sentences, evidence_statements
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
     answer_system_prompt,
@@ -977,3 +978,32 @@ def test_the_vowel_fold_is_kept_to_words_of_three_syllables_or_more():
     faq = _faq("세금계산서는 어떻게 받나요?", "세금계산서는 매일 오전에 발행됩니다.")
 
     assert answer_sentences("세금계산서 메일로도 보내주나요?", [faq]) == []
+
+
+def test_a_heading_that_gives_its_subjects_period_answers_for_it():
+    """`… > 연말 신선 기획전 (12월 1일 ~ 12월 31일)`: no sentence under the heading repeats the period, so the
+    heading's own fact answers `언제까지` — as a `subject: value` fact, never as the heading itself."""
+    hub = (
+        "[1] (지식 허브 · 2026년 하반기 주요 행사 일정)\n"
+        "[2026년 하반기 주요 행사 일정 > 연말 신선 기획전 (12월 1일 ~ 12월 31일)] 참여 협력사: 대한물산(참솔식품 "
+        "참기름 선물세트)\n"
+        "[2026년 하반기 주요 행사 일정 > 연말 신선 기획전 (12월 1일 ~ 12월 31일)] 신선 식품 위주로 진행합니다.\n"
+        "[2026년 하반기 주요 행사 일정 > 행사 참여 안내] 행사 참여는 파트너센터 [행사 관리]에서 신청합니다."
+    )
+
+    reply, _, _ = _run("연말 신선 기획전은 언제까지 해요?", {"search_faq": hub})
+    statements = evidence_statements([hub], counterpart_names=("대한물산",))
+
+    assert _body(reply.content) == ["연말 신선 기획전: 12월 1일 ~ 12월 31일"]
+    assert answer_defects(reply.content) == []
+    # one fact for the heading, however many lines stand under it; a heading without a value gives none
+    assert [s.text for s in statements if s.is_fact] == ["연말 신선 기획전: 12월 1일 ~ 12월 31일"]
+
+
+def test_papers_asked_by_the_sheet_are_answered_by_the_copy():
+    """`몇 장` of a document is answered by the copies the evidence counts (`2부`)."""
+    faq = _faq("납품 시 필요한 서류는?", "거래명세서 2부와 발주서 번호가 필요합니다.")
+
+    assert answer_sentences("납품할 때 거래명세서 몇 장 들고 가요?", [faq]) == [
+        "거래명세서 2부와 발주서 번호가 필요합니다."
+    ]
