@@ -163,7 +163,7 @@ _ASPECT_WORD_FAMILIES = {
     **dict.fromkeys(korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일"), _TIME_FAMILY),
 }
 _FILLER_WORDS = korean_text.word_set(
-    "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
+    "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 다음 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
     "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
     # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
@@ -259,6 +259,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     fractions = [korean_text.strip_particle(match[0]) for match in _FRACTION_RE.finditer(text)]
     text = _FRACTION_RE.sub(" ", text)
     written = korean_text.words(text)
+    guessed = set(korean_text.words(_guess(text)))
     raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
     analysed_non_nouns = morphology.non_nouns(text)
     analysed_nouns = morphology.word_nouns(text)
@@ -300,6 +301,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
+        if written[index] in guessed:
+            optional.append(stem)  # "… 어떻게 돼요? 현금이에요?": a guess at the answer, not what it must name
         if written[index] in analysed_non_nouns:
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
@@ -329,6 +332,18 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
         actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
     )
+
+
+# A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
+_GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")
+_GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지|이에여|이야)$")
+
+
+def _guess(text: str) -> str:
+    """The last question of `text` when it only guesses the answer of the one before it (one or two words ending in
+    the copula: `현금이에요?`), else ""."""
+    match = _GUESS_RE.search(text)
+    return match["guess"] if match and _GUESS_END_RE.search(match["guess"]) else ""
 
 
 # A word that ends a conditional clause: `넘기면`, `다르면요`, `없으면` (not `측면`, `이면지`: nouns).

@@ -6,6 +6,7 @@ import pytest
 
 from agent.evaluation import answer_defects
 from agent.llm import LlmReply, ToolSpec, tool_result_message
+from agent.llm.focus import question_focus
 from agent.llm.local import LocalAnswerer, answer_sentences, evidence_statements
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
@@ -1006,4 +1007,59 @@ def test_papers_asked_by_the_sheet_are_answered_by_the_copy():
 
     assert answer_sentences("납품할 때 거래명세서 몇 장 들고 가요?", [faq]) == [
         "거래명세서 2부와 발주서 번호가 필요합니다."
+    ]
+
+
+def test_the_vendors_words_for_a_subject_the_sources_name_otherwise():
+    """상담 is the 문의 desk, 예전 the 기존 one, 재계약 the 계약 갱신, 알림톡 the 알림, 해썹 the HACCP; `다음` (다음 달)
+    only says when, so the record writing 익월 answers."""
+    hub = (
+        "[1] (지식 허브 · 헬프데스크)\n"
+        "[헬프데스크 > 운영 시간] 카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다.\n\n"
+        "[2] (지식 허브 · API)\n"
+        "[API > 키] [API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다.\n\n"
+        "[3] (지식 허브 · 계약)\n"
+        "[계약 > 갱신] 계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다.\n\n"
+        "[4] (지식 허브 · 알림)\n"
+        "[알림 > 수신자] [알림 수신자]에서 최대 5명까지 추가할 수 있습니다.\n\n"
+        "[5] (지식 허브 · 인증)\n"
+        "[인증 > 갱신] HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."
+    )
+    record = "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n지급일: 익월 10일"
+
+    def answer(question, results):
+        return _body(_run(question, results)[0].content)
+
+    assert answer("카톡 상담 저녁 몇시까지 받아요?", {"search_faq": hub}) == [
+        "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
+    ]
+    assert answer("재발급하면 예전 키는 언제 없어져요?", {"search_faq": hub}) == [
+        "[API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다."
+    ]
+    assert answer("재계약 때 단가 협상은 몇 달 전부터 해요?", {"search_faq": hub}) == [
+        "계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다."
+    ]
+    assert answer("알림톡 받는 담당자 몇 명까지 돼요?", {"search_faq": hub}) == [
+        "[알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
+    ]
+    assert answer("해썹 인증 만료되면 갱신본은 언제까지 내요?", {"search_faq": hub}) == [
+        "HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."
+    ]
+    assert answer("저희 결제는 다음 달 며칠에 나와요?", {"search_records": record}) == ["지급일: 익월 10일"]
+
+
+def test_a_guess_after_the_question_is_not_a_word_the_answer_must_name():
+    """`… 어떤 방식으로 결제돼요? 현금이에요?`: the second question guesses the answer; the record's 전자어음
+    answers it."""
+    record = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "결제 조건은 월말 마감 익월 15일 전자어음 결제입니다."
+    )
+
+    focus = question_focus("대금 결제 방식이 어떻게 돼요? 현금이에요?")
+
+    assert "현금" in focus.optional
+    assert "현금" not in question_focus("현금 결제 방식이 어떻게 돼요?").optional
+    assert answer_sentences("저희 대금은 어떤 방식으로 결제돼요? 현금이에요?", [record]) == [
+        "결제 조건은 월말 마감 익월 15일 전자어음 결제입니다."
     ]
