@@ -25,6 +25,11 @@ SUBJECT_SYNONYMS = (
     frozenset({"매장", "점포"}),
     frozenset({"하한선", "최소", "하한"}),
     frozenset({"담당자", "수신자", "사람"}),  # who receives a notice or handles a case
+    frozenset({"상담", "문의"}),  # the help desk: 카카오톡 상담 / 카카오톡 문의
+    frozenset({"예전", "기존", "이전"}),  # the one before a change: 예전 키, 기존 키
+    frozenset({"재계약", "갱신"}),  # 재계약 때 is the 계약 갱신
+    frozenset({"알림톡", "알림"}),  # KakaoTalk's notification message is the 알림 the sources name
+    frozenset({"해썹", "haccp"}),  # the certificate as spoken and as written
 )
 
 

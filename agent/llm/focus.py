@@ -52,7 +52,8 @@ VALUE_PATTERNS = {
     ),
     AMOUNT: re.compile(r"\d[\d,]*(\.\d+)?\s*(억\s*)?(\d[\d,]*\s*)?(천만|천|만)?\s*원|₩\s*\d|\d+\s*%|무료"),
     RATE: re.compile(r"\d+(\.\d+)?\s*(%|퍼센트|프로)"),
-    QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|병|봉|도|m|cm|회|번|명)"),
+    # papers are counted by 장, 부 (copies) or 매 (sheets): "거래명세서 몇 장" is answered by "2부"
+    QUANTITY: re.compile(r"\d[\d,]*\s*(개|박스|팔레트|세트|ea|EA|kg|톤|건|장|부|매|병|봉|도|m|cm|회|번|명)"),
     FREQUENCY: re.compile(
         r"[가-힣\d]+마다|매일|매주|매월|매달|매년|반기|분기|[연월주일]\s*\d+\s*회|\d+\s*(일|주|개월|년)에\s*(한|\d+)\s*번"
     ),
@@ -126,7 +127,7 @@ _ASPECT_CUES = (
     # aspect nouns
     (TIME, ("마감 시간", "운영 시간")),
     (DURATION, ("기간", "기한", "마감", "유효")),
-    (TIME, ("시간",)),
+    (TIME, ("시간", "시각")),
     (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일")),
     (SIZE, ("규격", "크기", "사이즈", "치수")),
     (QUANTITY, ("수량", "높이", "무게")),
@@ -140,14 +141,14 @@ _ASPECT_CUES = (
 # Counters after "몇" and the ones the evidence writes for them: "몇 번" is answered by "5회".
 _COUNTER_VARIANTS = {
     "번": ("번", "회"), "회": ("회", "번"), "개": ("개", "ea", "EA"), "명": ("명",), "건": ("건",), "시": ("시",),
-    "시간": ("시간",), "박스": ("박스",), "도": ("도",), "장": ("장",), "주": ("주",), "%": ("%",),
+    "시간": ("시간",), "박스": ("박스",), "도": ("도",), "장": ("장", "부", "매"), "주": ("주",), "%": ("%",),
 }  # fmt: skip
 _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|주|%)")
 # Words that only say which aspect is asked, or how: never the subject.
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군 차이",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군 차이 시간대 시각",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -162,15 +163,18 @@ _ASPECT_WORD_FAMILIES = {
     **dict.fromkeys(korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일"), _TIME_FAMILY),
 }
 _FILLER_WORDS = korean_text.word_set(
-    "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
+    "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 다음 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
     "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
     # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
     "일주일 하루 한달 바로 따로 미리 먼저 빨리 그냥 꼭 문제",
     # a part of the day said with a clock time ("저녁 몇 시까지"): the time asked, not what it is of
     "아침 저녁 밤 새벽 그날",
+    # how long something lasts, said of the duration asked ("며칠 동안 안 팔리면")
+    "동안",
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
+_HONORIFIC = "님"
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
 _PARTICLE_YO = ("는요", "은요", "도요", "이요")
@@ -255,6 +259,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     fractions = [korean_text.strip_particle(match[0]) for match in _FRACTION_RE.finditer(text)]
     text = _FRACTION_RE.sub(" ", text)
     written = korean_text.words(text)
+    guessed = set(korean_text.words(_guess(text)))
     raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
     analysed_non_nouns = morphology.non_nouns(text)
     analysed_nouns = morphology.word_nouns(text)
@@ -283,6 +288,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if not tokens:
             continue
         word = tokens[0]
+        if word.endswith(_HONORIFIC) and len(word) > len(_HONORIFIC) + 1:
+            word = word[: -len(_HONORIFIC)]  # `MD님`, `기사님`: the person the evidence names without the honorific
         words.append(word)
         stem = word if word in PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
@@ -294,6 +301,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
+        if written[index] in guessed:
+            optional.append(stem)  # "… 어떻게 돼요? 현금이에요?": a guess at the answer, not what it must name
         if written[index] in analysed_non_nouns:
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
@@ -323,6 +332,18 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
         actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
     )
+
+
+# A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
+_GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")
+_GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지|이에여|이야)$")
+
+
+def _guess(text: str) -> str:
+    """The last question of `text` when it only guesses the answer of the one before it (one or two words ending in
+    the copula: `현금이에요?`), else ""."""
+    match = _GUESS_RE.search(text)
+    return match["guess"] if match and _GUESS_END_RE.search(match["guess"]) else ""
 
 
 # A word that ends a conditional clause: `넘기면`, `다르면요`, `없으면` (not `측면`, `이면지`: nouns).

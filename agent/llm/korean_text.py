@@ -194,3 +194,22 @@ def key_noun_phrase(text: str) -> str:
         if len(candidate) > len(best):
             best = candidate
     return " ".join(best)
+
+
+# ㅐ/ㅔ and ㅒ/ㅖ sound alike and are typed one for the other, above all in loanwords (`패널티` for 페널티, `매뉴얼`
+# for 메뉴얼): each syllable with ㅐ or ㅒ mapped to the same syllable with ㅔ or ㅖ.
+_SYLLABLE_BASE, _MEDIALS, _FINALS = 0xAC00, 21, 28
+_AE_TO_E = {1: 5, 3: 7}
+_VOWEL_FOLD = {
+    _SYLLABLE_BASE + (initial * _MEDIALS + medial) * _FINALS + final: _SYLLABLE_BASE
+    + (initial * _MEDIALS + _AE_TO_E[medial]) * _FINALS
+    + final
+    for initial in range(19)
+    for medial in _AE_TO_E
+    for final in range(_FINALS)
+}
+
+
+def vowel_folded(text: str) -> str:
+    """`text` with ㅐ written as ㅔ and ㅒ as ㅖ, so that the two spellings of a word compare equal."""
+    return text.translate(_VOWEL_FOLD)

@@ -212,7 +212,7 @@ def answer_sentences(
         return []
     statements = [
         statement
-        for statement in evidence_statements(tool_results)
+        for statement in evidence_statements(tool_results, counterpart_names=counterpart_names)
         if not any(text and text in statement.text for text in excluded)
     ]
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
@@ -524,13 +524,19 @@ def _names_action(statement: Statement, focus: QuestionFocus) -> bool:
     return any(action in own or action in context for action in focus.actions)
 
 
+_VOWEL_FOLD_MIN_CHARS = 3
+
+
 def _names_word(text: str, variants: frozenset[str], word: str) -> bool:
     """Whether compacted `text` names `word`: one of its variants, or each noun of a compound the evidence writes
-    apart (`김해센터` in "김해 물류센터")."""
+    apart (`김해센터` in "김해 물류센터"), or written with ㅔ for its ㅐ or the other way round (`패널티`, 페널티)."""
     if any(variant in text for variant in variants):
         return True
     parts = morphology.compound_parts(word)
-    return bool(parts) and all(any(variant in text for variant in subject_variants(part)) for part in parts)
+    if parts and all(any(variant in text for variant in subject_variants(part)) for part in parts):
+        return True
+    # Only for longer words: two syllables spelt apart by the vowel alone are often two words (매일, 메일).
+    return len(word) >= _VOWEL_FOLD_MIN_CHARS and korean_text.vowel_folded(word) in korean_text.vowel_folded(text)
 
 
 def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:
@@ -589,9 +595,11 @@ _SOURCE_BY_LABEL = {"거래처 기록": "record", "FAQ": "faq", "지식 허브":
 _PATH_LINE_RE = re.compile(r"^\[(?P<path>[^\]\n]{1,200})\]\s+(?P<text>\S.*)$")
 
 
-def evidence_statements(tool_results: list[str]) -> list[Statement]:
-    """Every statement of the tool results, each with its context and evidence item, in order."""
+def evidence_statements(tool_results: list[str], *, counterpart_names: tuple[str, ...] = ()) -> list[Statement]:
+    """Every statement of the tool results, each with its context and evidence item, in order. A sentence naming
+    the room's vendor (`counterpart_names`) beside a masked other vendor is that vendor's part of it."""
     statements: list[Statement] = []
+    heading_facts: set[tuple[int, str]] = set()
     item = 0
     for result in tool_results:
         for source, title, lines in _evidence_blocks(_result_text(result)):
@@ -609,6 +617,12 @@ def evidence_statements(tool_results: list[str]) -> list[Statement]:
                 path_line = _PATH_LINE_RE.match(line)
                 if path_line and (source == "hub" or " > " in path_line["path"]):
                     texts, line_context, facts = [path_line["text"]], path_line["path"], None
+                    heading_fact = _heading_fact(line_context)
+                    if heading_fact and (item, heading_fact) not in heading_facts:
+                        heading_facts.add((item, heading_fact))
+                        statements.append(
+                            Statement(heading_fact, line_context, source, item, len(statements), is_fact=True)
+                        )
                 elif line.startswith("[") and not _SENTENCE_END_RE.search(line):
                     context = f"{context} {line}".strip()  # a record's heading "[계약 조건] 2026년 거래 조건"
                     continue
@@ -625,10 +639,24 @@ def evidence_statements(tool_results: list[str]) -> list[Statement]:
                     else:
                         candidates = [sentence.text for sentence in split_sentences(fact)]
                     for text in candidates:
+                        if OTHER_VENDOR_MASK in text and any(name in text for name in counterpart_names):
+                            text = _own_vendor_part(text, counterpart_names)
                         if not _is_answer_material(text) or (facts is False and heading_only(text)):
                             continue
                         statements.append(Statement(text, line_context, source, item, len(statements), is_fact=facts))
     return statements
+
+
+# "연말 신선 기획전 (12월 1일 ~ 12월 31일)": a section heading that gives its subject's period or figure in parentheses.
+_HEADING_VALUE_RE = re.compile(r"^(?P<subject>[^()]{2,}?)\s*\((?P<value>[^()]*\d[^()]*)\)$")
+
+
+def _heading_fact(path: str) -> str:
+    """The fact a section path's last heading states (`… > 연말 신선 기획전 (12월 1일 ~ 12월 31일)` → "연말 신선
+    기획전: 12월 1일 ~ 12월 31일"), or "" when it states none: the sentences under it are about the subject, so its
+    period is evidence too, although no sentence repeats it."""
+    match = _HEADING_VALUE_RE.match(path.rsplit(" > ", 1)[-1].strip())
+    return f"{match['subject']}: {match['value'].strip()}" if match else ""
 
 
 def _evidence_blocks(text: str) -> list[tuple[str, str, list[str]]]:
@@ -681,6 +709,50 @@ def _json_texts(value: object, key: str = "") -> list[str]:
     if isinstance(value, list):
         return [text for child in value for text in _json_texts(child, key)]
     return []
+
+
+_MASK = re.escape(OTHER_VENDOR_MASK)
+_ASIDE = r"(?:\([^()]*\))?"  # "[다른 벤더](금빛수산 굴비 세트)": the masked vendor's product goes with it
+_JOINERS = r"(?:과|와|이랑|랑|하고|및|,)"
+# "… 정원식품, [다른 벤더]입니다", "대한물산(…), [다른 벤더](…)": an item of a list of vendors.
+_MASKED_ITEM_RE = re.compile(rf",\s*{_MASK}{_ASIDE}(?=[,.]|입니다|이며|\s등|$)")
+# "정원식품은 위생 점수 96점으로 우수 등급을, [다른 벤더]은 이물 관리 미흡으로 개선 권고를 받았습니다": a clause of
+# its own about the masked vendor, sharing the sentence's last word (the predicate) with the clause before it.
+_MASKED_CLAUSE_RE = re.compile(rf",\s*{_MASK}{_ASIDE}[이가은는]\s")
+_OBJECT_END_RE = re.compile(r"[을를]$")
+_PARTICLE_PAIRS = {"이": ("이", "가"), "가": ("이", "가"), "은": ("은", "는"), "는": ("은", "는")}
+
+
+def _own_vendor_part(sentence: str, names: tuple[str, ...]) -> str:
+    """The sentence without the masked vendors joined to the room's own vendor (`names`) in it: "[다른 벤더]과
+    정원식품은 2026년 9월부터 … 참여합니다" → "정원식품은 2026년 9월부터 … 참여합니다". A clause about the masked vendor
+    goes when the sentence's last word is the predicate both clauses share (the clause before it ends with its
+    object). Returned still masked, so no answer material, when its masked part cannot be cut so."""
+    clause = _MASKED_CLAUSE_RE.search(sentence)
+    if clause:
+        before, last_word = sentence[: clause.start()], sentence.split()[-1]
+        if not _OBJECT_END_RE.search(before) or any(ch.isdigit() for ch in last_word) or OTHER_VENDOR_MASK in last_word:
+            return sentence
+        sentence = f"{before} {last_word}"
+    name = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True) if name)
+    # "대한물산과 [다른 벤더]이 선정되었습니다": the subject or topic particle goes to the name once the mask is gone.
+    sentence = re.sub(
+        rf"(?P<name>{name})(?P<aside>{_ASIDE})(?:과|와|및)\s*{_MASK}{_ASIDE}(?P<particle>[이가은는]?)(?=\s)",
+        lambda match: match["name"] + match["aside"] + _particle_for(match["name"], match["particle"]),
+        sentence,
+    )
+    sentence = _MASKED_ITEM_RE.sub("", sentence)
+    # "[다른 벤더]과 정원식품은", "[다른 벤더](…), 정원식품(…)": joined before the name.
+    return re.sub(rf"{_MASK}{_ASIDE}{_JOINERS}\s*(?=(?:{name}))", "", sentence)
+
+
+def _particle_for(before: str, particle: str | None) -> str:
+    """`particle` in the form the word ending `before` takes (대한물산이, 가온상사가)."""
+    if not particle:
+        return ""
+    last = before[-1:]
+    closed = "가" <= last <= "힣" and (ord(last) - ord("가")) % 28 != 0
+    return _PARTICLE_PAIRS[particle][0 if closed else 1]
 
 
 def _is_answer_material(sentence: str) -> bool:

@@ -72,7 +72,9 @@ _NOUN_TAG_RE = re.compile(r"^(NNG|NNP|XSN)$")
 _AFTER_NOUN_TAG_RE = re.compile(r"^(J[A-Z]*|VCP|E[A-Z]*|XSV|XSA|VV)(-[RI])?$")
 _CORE_PARTICLE_TAGS = frozenset({"JX", "JKS", "JKO"})
 _LIGHT_VERBS = frozenset({"되", "받"})
-_CASE_NOUNS = frozenset({"건"})
+# Nouns that, glued after another noun, leave it what the word names: one case of it (`교환건`), the time of it
+# (`추석때`).
+_CASE_NOUNS = frozenset({"건", "때"})
 DEPENDENT = ""  # a word that starts with a dependent noun (`쪽은`, `번에`, `거`): it names no subject
 
 
@@ -112,8 +114,9 @@ def word_nouns(text: str) -> Mapping[str, str]:
             and end < match.end()
             and all(
                 (_AFTER_NOUN_TAG_RE.match(token.tag) and (not token.tag.startswith("VV") or token.form in _LIGHT_VERBS))
-                # `발주한거`, `입고된건`: the dependent noun of an adnominal ending, written without its space
-                or (token.tag == "NNB" and index and rest[index - 1].tag == "ETM")
+                # `발주한거`, `입고된건`, `예약할때`: the dependent noun (or 때) of an adnominal ending, written without
+                # its space
+                or ((token.tag == "NNB" or token.form in _CASE_NOUNS) and index and rest[index - 1].tag == "ETM")
                 for index, token in enumerate(rest)
             )
             and (end - match.start() >= 2 or rest[0].tag in _CORE_PARTICLE_TAGS)

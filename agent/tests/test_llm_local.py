@@ -4,8 +4,10 @@ import json
 
 import pytest
 
+from agent.evaluation import answer_defects
 from agent.llm import LlmReply, ToolSpec, tool_result_message
-from agent.llm.local import LocalAnswerer, answer_sentences
+from agent.llm.focus import question_focus
+from agent.llm.local import LocalAnswerer, answer_sentences, evidence_statements
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
     answer_system_prompt,
@@ -891,3 +893,173 @@ def test_a_price_compound_is_about_what_it_prices():
     )
 
     assert answer_sentences("청송 사과 10kg 공급단가 얼마예요?", [result]) == ["청송과원 청송 사과 10kg 49,400원."]
+
+
+def test_a_shared_sentence_naming_the_room_beside_a_masked_vendor_answers_with_the_rooms_part():
+    """Shared knowledge that names the room's vendor beside a masked one (`[다른 벤더]과 대한물산은 …`) states the
+    room's own fact: the answer is the room's part, with the masked vendor, its clause and its goods cut out."""
+    hub = (
+        "[1] (지식 허브 · 배송 방식과 운임 부담)\n"
+        "[배송 방식과 운임 부담 > 고객 직배송] [다른 벤더]과 대한물산은 2026년 9월부터 새벽 배송 직배송 시범 "
+        "협력사로 참여합니다.\n\n"
+        "[2] (지식 허브 · 입고 검사 기준)\n"
+        "[입고 검사 기준 > 정기 품질 점검] 2026년 2분기 점검에서 대한물산은 위생 점수 96점으로 우수 등급을, "
+        "[다른 벤더]은 이물 관리 미흡으로 개선 권고를 받았습니다.\n\n"
+        "[3] (지식 허브 · 협력사 거래 기본정책)\n"
+        "[협력사 거래 기본정책 > 협력사 평가] 2026년 상반기 평가에서는 대한물산과 [다른 벤더]이 납품 정확도 99% "
+        "이상으로 우수 협력사에 선정되었습니다.\n\n"
+        "[4] (지식 허브 · 반품 회수 요일 변경)\n"
+        "[반품 회수 요일 변경 > 대상] 변경 대상 협력사는 김해 물류센터로 납품하는 [다른 벤더], 대한물산, "
+        "[다른 벤더]입니다.\n\n"
+        "[5] (지식 허브 · 하반기 행사 일정)\n"
+        "[하반기 행사 일정 > 명절 선물세트전] 참여 협력사: [다른 벤더](금빛수산 굴비 세트), 대한물산(참솔식품 참기름 "
+        "선물세트)\n\n"
+        "[6] (지식 허브 · 단가 비교)\n"
+        "[단가 비교 > 할인] 대한물산은 5%, [다른 벤더]은 7% 할인합니다."
+    )
+
+    def answer(question):
+        return _body(_run(question, {"search_faq": hub})[0].content)
+
+    assert answer("저희 새벽배송 시범은 언제부터 참여해요?") == [
+        "대한물산은 2026년 9월부터 새벽 배송 직배송 시범 협력사로 참여합니다."
+    ]
+    assert answer("2분기 품질 점검 때 저희 위생 점수 몇 점이었죠?") == [
+        "2026년 2분기 점검에서 대한물산은 위생 점수 96점으로 우수 등급을 받았습니다."
+    ]
+    assert answer("상반기 평가에서 우수 협력사로 선정된 게 맞나요?") == [
+        "2026년 상반기 평가에서는 대한물산이 납품 정확도 99% 이상으로 우수 협력사에 선정되었습니다."
+    ]
+    assert answer("반품 회수 요일 변경 대상 협력사가 어디예요?") == [
+        "변경 대상 협력사는 김해 물류센터로 납품하는 대한물산입니다."
+    ]
+    assert answer("명절 선물세트전 참여 협력사 누구예요?") == ["참여 협력사: 대한물산(참솔식품 참기름 선물세트)"]
+    # Two values side by side, each the subject's own: the masked one's rate cannot be cut from a shared predicate.
+    assert answer("단가 비교 할인 몇 % 해요?") == []
+
+
+def test_chat_spellings_of_the_subject_still_name_it():
+    """What vendors type for a word the evidence writes otherwise: an honorific (`MD님`), 때 glued to the noun
+    (`추석때`), ㅐ for ㅔ in a loanword (`패널티`); and words that only say how long or at what time (`동안`, `시각`)
+    are no subject words."""
+    hub = (
+        "[1] (지식 허브 · 거래 기본정책)\n"
+        "[거래 기본정책 > 거래 조건] 모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 "
+        "않습니다.\n\n"
+        "[2] (지식 허브 · 센터 휴무)\n"
+        "[센터 휴무 > 추석] 추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다.\n\n"
+        "[3] (지식 허브 · 클레임 처리 기준)\n"
+        "[클레임 처리 기준 > 기한] 1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다.\n\n"
+        "[4] (지식 허브 · 장기 재고)\n"
+        "[장기 재고 > 기준] 90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다.\n\n"
+        "[5] (지식 허브 · EDI)\n"
+        "[EDI > 전송] EDI 발주서는 매일 오후 2시 10분에 전송됩니다."
+    )
+
+    def answer(question):
+        return _body(_run(question, {"search_faq": hub})[0].content)
+
+    assert answer("MD님이랑 말로 합의한 것도 인정돼요?") == [
+        "모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 않습니다."
+    ]
+    assert answer("올해 추석때 이천센터 며칠부터 쉬었어요?") == [
+        "추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다."
+    ]
+    assert answer("클레임 답변 늦으면 패널티 얼마예요?") == [
+        "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다."
+    ]
+    assert answer("몇 일 동안 안 팔리면 장기재고로 분류돼요?") == [
+        "90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다."
+    ]
+    assert answer("EDI 발주 전송 시각이 어떻게 돼요?") == ["EDI 발주서는 매일 오후 2시 10분에 전송됩니다."]
+
+
+def test_the_vowel_fold_is_kept_to_words_of_three_syllables_or_more():
+    """매일 and 메일 are two words: a two-syllable word spelt apart by ㅐ/ㅔ alone does not name the other."""
+    faq = _faq("세금계산서는 어떻게 받나요?", "세금계산서는 매일 오전에 발행됩니다.")
+
+    assert answer_sentences("세금계산서 메일로도 보내주나요?", [faq]) == []
+
+
+def test_a_heading_that_gives_its_subjects_period_answers_for_it():
+    """`… > 연말 신선 기획전 (12월 1일 ~ 12월 31일)`: no sentence under the heading repeats the period, so the
+    heading's own fact answers `언제까지` — as a `subject: value` fact, never as the heading itself."""
+    hub = (
+        "[1] (지식 허브 · 2026년 하반기 주요 행사 일정)\n"
+        "[2026년 하반기 주요 행사 일정 > 연말 신선 기획전 (12월 1일 ~ 12월 31일)] 참여 협력사: 대한물산(참솔식품 "
+        "참기름 선물세트)\n"
+        "[2026년 하반기 주요 행사 일정 > 연말 신선 기획전 (12월 1일 ~ 12월 31일)] 신선 식품 위주로 진행합니다.\n"
+        "[2026년 하반기 주요 행사 일정 > 행사 참여 안내] 행사 참여는 파트너센터 [행사 관리]에서 신청합니다."
+    )
+
+    reply, _, _ = _run("연말 신선 기획전은 언제까지 해요?", {"search_faq": hub})
+    statements = evidence_statements([hub], counterpart_names=("대한물산",))
+
+    assert _body(reply.content) == ["연말 신선 기획전: 12월 1일 ~ 12월 31일"]
+    assert answer_defects(reply.content) == []
+    # one fact for the heading, however many lines stand under it; a heading without a value gives none
+    assert [s.text for s in statements if s.is_fact] == ["연말 신선 기획전: 12월 1일 ~ 12월 31일"]
+
+
+def test_papers_asked_by_the_sheet_are_answered_by_the_copy():
+    """`몇 장` of a document is answered by the copies the evidence counts (`2부`)."""
+    faq = _faq("납품 시 필요한 서류는?", "거래명세서 2부와 발주서 번호가 필요합니다.")
+
+    assert answer_sentences("납품할 때 거래명세서 몇 장 들고 가요?", [faq]) == [
+        "거래명세서 2부와 발주서 번호가 필요합니다."
+    ]
+
+
+def test_the_vendors_words_for_a_subject_the_sources_name_otherwise():
+    """상담 is the 문의 desk, 예전 the 기존 one, 재계약 the 계약 갱신, 알림톡 the 알림, 해썹 the HACCP; `다음` (다음 달)
+    only says when, so the record writing 익월 answers."""
+    hub = (
+        "[1] (지식 허브 · 헬프데스크)\n"
+        "[헬프데스크 > 운영 시간] 카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다.\n\n"
+        "[2] (지식 허브 · API)\n"
+        "[API > 키] [API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다.\n\n"
+        "[3] (지식 허브 · 계약)\n"
+        "[계약 > 갱신] 계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다.\n\n"
+        "[4] (지식 허브 · 알림)\n"
+        "[알림 > 수신자] [알림 수신자]에서 최대 5명까지 추가할 수 있습니다.\n\n"
+        "[5] (지식 허브 · 인증)\n"
+        "[인증 > 갱신] HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."
+    )
+    record = "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n지급일: 익월 10일"
+
+    def answer(question, results):
+        return _body(_run(question, results)[0].content)
+
+    assert answer("카톡 상담 저녁 몇시까지 받아요?", {"search_faq": hub}) == [
+        "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
+    ]
+    assert answer("재발급하면 예전 키는 언제 없어져요?", {"search_faq": hub}) == [
+        "[API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다."
+    ]
+    assert answer("재계약 때 단가 협상은 몇 달 전부터 해요?", {"search_faq": hub}) == [
+        "계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다."
+    ]
+    assert answer("알림톡 받는 담당자 몇 명까지 돼요?", {"search_faq": hub}) == [
+        "[알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
+    ]
+    assert answer("해썹 인증 만료되면 갱신본은 언제까지 내요?", {"search_faq": hub}) == [
+        "HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."
+    ]
+    assert answer("저희 결제는 다음 달 며칠에 나와요?", {"search_records": record}) == ["지급일: 익월 10일"]
+
+
+def test_a_guess_after_the_question_is_not_a_word_the_answer_must_name():
+    """`… 어떤 방식으로 결제돼요? 현금이에요?`: the second question guesses the answer; the record's 전자어음
+    answers it."""
+    record = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "결제 조건은 월말 마감 익월 15일 전자어음 결제입니다."
+    )
+
+    focus = question_focus("대금 결제 방식이 어떻게 돼요? 현금이에요?")
+
+    assert "현금" in focus.optional
+    assert "현금" not in question_focus("현금 결제 방식이 어떻게 돼요?").optional
+    assert answer_sentences("저희 대금은 어떤 방식으로 결제돼요? 현금이에요?", [record]) == [
+        "결제 조건은 월말 마감 익월 15일 전자어음 결제입니다."
+    ]

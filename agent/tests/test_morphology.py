@@ -17,8 +17,11 @@ from agent.llm import morphology
         ("7월에 저희 대금 왜 늦게 들어왔었죠?", {}),
         # the dependent noun of an adnominal ending, written without its space
         ("참기름 30박스 발주한거 납기 언제예요?", {"발주한거": "발주"}),
-        # a case of a noun is about the noun
+        # a case of a noun, or the time of it, is about the noun
         ("고객 교환건 회수 확인되면 며칠 안에 보내요?", {"교환건": "교환", "확인되면": "확인"}),
+        ("올해 추석때 이천센터 며칠부터 쉬었었죠?", {"추석때": "추석", "며칠부터": "며칠"}),
+        # 때 after an adnominal ending, written without its space: the verb's noun
+        ("상품명 등록할때 어떤 순서로 써야돼요?", {"등록할때": "등록", "순서로": "순서"}),
         # 되다 and 받다 after a noun keep the noun
         ("행사 실적 데이터는 언제 업데이트돼요?", {"데이터는": "데이터", "업데이트돼요": "업데이트"}),
         ("지급받을 통장을 바꾸려면 어떻게 해요?", {"지급받을": "지급", "통장을": "통장"}),
