@@ -36,6 +36,7 @@ from agent.verification.other_vendors import (
     _NearMisses,
     _words,
 )
+from agent.verification.sentences import _single_spaced
 from vendors.name_folding import FoldedText
 
 
@@ -503,6 +504,12 @@ def test_property_sentences_cover_the_text_in_order_without_surrounding_space(te
     assert all(left.end <= right.start for left, right in pairwise(sentences))
     covered = "".join(text[sentence.start : sentence.end] for sentence in sentences)
     assert re.sub(r"\s", "", covered) == re.sub(r"\s", "", text)
+
+
+@given(text=st.text(alphabet=st.sampled_from(["가", "a", " ", "\t", "\u00a0", "\u3000", "\n"]), max_size=20))
+def test_property_a_kept_sentence_is_single_spaced_as_the_substitution_spaces_it(text):
+    """The clean text skips the space substitution for a sentence it would not change."""
+    assert _single_spaced(text) == re.sub(r"[ \t\u00a0\u3000]+", " ", text)
 
 
 @settings(max_examples=300)

@@ -88,12 +88,20 @@ def text_without(text: str, sentences: list[Sentence], removed: Iterable[int]) -
     for index, sentence in enumerate(sentences):
         if index:
             gap = text[sentences[index - 1].end : sentence.start]
-            separator = "\n\n" if _BLANK_LINE_RE.search(gap) else "\n" if "\n" in gap else " "
+            separator = " " if "\n" not in gap else "\n\n" if _BLANK_LINE_RE.search(gap) else "\n"
             pending = separator if pending is None else max(pending, separator, key=_SEPARATOR_STRENGTH.index)
         if index in removed:
             continue
         if parts:
             parts.append(pending)
-        parts.append(_SPACES_RE.sub(" ", sentence.text))
+        parts.append(_single_spaced(sentence.text))
         pending = None
     return "".join(parts)
+
+
+def _single_spaced(text: str) -> str:
+    # The substitution changes only two spaces in a row or a space other than " ", which most sentences lack: four
+    # searches of a short text are cheaper than the regex's pass.
+    if "  " in text or "\t" in text or "\u00a0" in text or "\u3000" in text:
+        return _SPACES_RE.sub(" ", text)
+    return text
