@@ -27,7 +27,7 @@ from pathlib import Path
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Max
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from agent.knowledge import hub_graph, hub_migrate
@@ -682,6 +682,9 @@ def hub_search_start(
         return list
     rows = _enabled_workspaces()
     nearest, others = 0, []
+    # Routing narrows the graph queries by keyword lists, which miss a subject's rarer words; the rare nouns are
+    # looked up in every workspace the caller allows.
+    rare_term_slugs = tuple(row.slug for row in rows if workspaces is None or row.slug in workspaces)
     if workspaces is not None:
         wanted = set(workspaces)
         rows = [row for row in rows if row.slug in wanted]
@@ -719,13 +722,73 @@ def hub_search_start(
 
     def finish() -> list[EvidenceItem]:
         try:
-            hits = runtime.result(future, timeout=max(0.0, deadline - time.monotonic()))
+            found = runtime.result(future, timeout=max(0.0, deadline - time.monotonic()))
         except HubError as error:
             logger.warning("knowledge hub search failed: %s", error)
             return []
-        return _evidence_items(hits, limit, window)
+        # A hub whose workspaces all failed (another embedder's vectors, a broken store) gives no evidence at all.
+        rare = _rare_term_hits(query, ll_keywords, rare_term_slugs) if found.answered else []
+        return _evidence_items([*found.hits, *rare], limit, window)
 
     return finish
+
+
+def _rare_term_hits(query: str, keywords: list[str], slugs: tuple[str, ...]) -> list[hub_graph.Hit]:
+    """The passages that hold a rare noun of the question (one at most KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS documents
+    of the workspaces `slugs` hold: `위로금`, `이물`), scored by the share of the question's nouns they hold. The local
+    embedding barely relates a question to a passage that lists several cases (`이물 혼입이면 위로금은 얼마예요?`
+    scores 0.09 against its own list item), and the graph has no entity for a word only one document uses; the
+    word itself finds it. A question whose rare words no document holds (`휴가`, `와이파이`) gets nothing here."""
+    # Loaded once per process (the local answerer loads it too): verb forms are no nouns (`들어갔다고`, `줘야`).
+    from agent.llm.morphology import non_nouns
+
+    verbs = non_nouns(query)
+    terms = list(dict.fromkeys(term.lower() for term in keywords if len(term) >= 2 and term not in verbs))
+    if not terms or not slugs:
+        return []
+    holding = Q()
+    for term in terms:
+        holding |= Q(content__icontains=term)
+    documents = list(
+        KnowledgeDocument.objects.filter(holding, status=KnowledgeDocument.Status.INGESTED, workspace__slug__in=slugs)
+        .select_related("workspace")
+        .order_by("pk")[: _RARE_SCAN_LIMIT + 1]
+    )
+    texts = {document.pk: document.content.lower() for document in documents}
+    rare = [
+        term
+        for term in terms
+        if 0 < sum(term in text for text in texts.values()) <= settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS
+    ]
+    if len(documents) > _RARE_SCAN_LIMIT or not rare:
+        return []  # every term is common enough for the vector search, or too common to scan for
+    hits = []
+    for document in documents:
+        if not any(term in texts[document.pk] for term in rare):
+            continue
+        chunks = document_chunks(document.content, max_chars=settings.KNOWLEDGE_HUB_CHUNK_CHARS)
+        units = [unit for chunk in chunks for unit in chunk_units(chunk)]
+        for index, unit in enumerate(units):
+            text = unit.text.lower()
+            if not any(term in text for term in rare):
+                continue
+            named = f"{unit.path} {unit.text}".lower()
+            share = sum(term in named for term in terms) / len(terms)
+            hits.append(
+                hub_graph.Hit(
+                    document.workspace.slug,
+                    "chunk",
+                    f"rare-{document.pk}-{index}",
+                    f"{unit.path}\n\n{unit.text}" if unit.path else unit.text,
+                    settings.KNOWLEDGE_HUB_MIN_SCORE + hub_graph.KEYWORD_BOOST * share,
+                    (_hub_file_path(document),),
+                )
+            )
+    return hits
+
+
+# More documents than this holding one of the question's nouns: none of them is rare.
+_RARE_SCAN_LIMIT = 50
 
 
 def _hit_units(hit) -> list[Unit]:

@@ -54,6 +54,14 @@ class Hit:
     entity_type: str = ""
 
 
+@dataclass(frozen=True)
+class WorkspaceHits:
+    """What a search of several workspaces found, and which workspaces answered it (failing ones did not)."""
+
+    hits: list[Hit]
+    answered: tuple[str, ...]
+
+
 # --- writes -------------------------------------------------------------------------------------------------------
 
 
@@ -390,7 +398,7 @@ async def workspaces_search(
     always: frozenset[str] = frozenset(),
     others: tuple[tuple[str, int], ...] | list[tuple[str, int]] = (),
     others_nearest: int = 0,
-) -> list[Hit]:
+) -> WorkspaceHits:
     """Query every (workspace, revision) at once; a workspace that fails is logged and left out.
 
     `nearest` > 0: when more targets than that (besides the `always` ones) are given, only the `nearest` whose
@@ -424,7 +432,7 @@ async def workspaces_search(
         return_exceptions=True,
     )
     too_short = lightrag_modules().RAGQueryTooShortError
-    hits = []
+    hits, answered = [], []
     for (slug, _), result in zip(targets, results, strict=True):
         if isinstance(result, too_short):
             continue
@@ -432,7 +440,8 @@ async def workspaces_search(
             logger.warning("knowledge hub search failed in workspace %s: %r", slug, result)
             continue
         hits.extend(result)
-    return hits
+        answered.append(slug)
+    return WorkspaceHits(hits, tuple(answered))
 
 
 async def workspaces_nearest(

@@ -97,6 +97,7 @@ def test_the_data_migration_creates_13_enabled_workspaces_with_korean_titles():
 def test_ingest_then_search_returns_chunks_and_entities_with_workspace_and_source(hub, settings):
     """An ingested document is found again: chunk and graph items carry the workspace, the title and the source."""
     settings.KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST = 0  # the routed workspace alone (the nearest other: tested below)
+    settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS = 0  # graph queries only (the rare nouns' lookup: tested below)
     VendorFactory(code="1001", name="대한물산")
     hub_document_ingest(workspace="policies", title="반품 요약", content=RETURNS_SUMMARY_DOC, actor="test")
     document = hub_document_ingest(
@@ -351,7 +352,9 @@ def test_a_question_routing_cannot_narrow_is_asked_of_the_nearest_workspaces_and
 def test_a_routed_question_also_asks_the_nearest_workspace_routing_left_out(hub, settings):
     """`발주` routes the question to ordering, but the rule asked is logistics': with
     KNOWLEDGE_HUB_ROUTED_ALSO_NEAREST=1 the workspace nearest in content among those routing left out is asked
-    too and its sentence found; 0 asks only the routed workspaces."""
+    too and its sentence found; 0 asks only the routed workspaces (the rare nouns' lookup, which reads every
+    workspace's documents, off: tested below)."""
+    settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS = 0
     loading = "# 입고 예약\n\n한 차량에 여러 발주를 싣는 경우 입고 예약에 발주서 번호를 모두 입력해야 합니다.\n"
     hub_document_ingest(workspace="logistics", title="입고 예약", content=loading, actor="test")
     hub_document_ingest(workspace="settlement", title="정산 일정", content=SETTLEMENT_DOC, actor="test")
@@ -453,3 +456,41 @@ def test_a_hub_built_with_another_embedder_is_refused(hub):
     assert hub_search("정산 대금 지급일", limit=20) == []
     status = hub_status()
     assert status["status"] == "degraded" and "embedder" in status["reason"]
+
+
+CLAIMS_DOC = """# 클레임 처리 기준
+
+## 배상 기준
+- 이물 혼입: 제품 교환 또는 환불과 함께 위로금 1만 원 상품권을 지급하며 협력사가 부담합니다.
+- 배송 중 파손: 센터 보관 중 파손은 당사가, 납품 전 파손은 협력사가 부담합니다.
+- 표시 오류: 고객 환불액 전액을 협력사가 부담합니다.
+"""
+
+
+def test_a_rare_noun_of_the_question_finds_its_passage_the_embedding_misses(hub, settings):
+    """`위로금` is in one document only: asked of claims, the question finds its list item by the word, which the
+    vector search alone does not (the local embedding relates the two below its threshold: nothing with
+    KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS at 0). A word no document holds finds nothing, and a workspace the search
+    the caller does not allow gives nothing by the word either. Routing does not limit it: a question routed
+    elsewhere by another of its words still finds the passage."""
+    hub_document_ingest(workspace="claims", title="클레임 처리 기준", content=CLAIMS_DOC, actor="test")
+    hub_document_ingest(workspace="returns", title="반품 처리 기준", content=RETURNS_DOC, actor="test")
+
+    question = "이물 혼입이면 위로금은 얼마예요?"
+    items = hub_search(question, workspaces=["claims"])
+    # routed to quality by `이물`: the word still finds the claims rule the routing left out
+    routed = hub_search(question)
+    off_topic = hub_search("휴가 신청은 어떻게 하나요?")
+    not_asked = hub_search(question, workspaces=["returns"])
+    settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS = 0
+    without = hub_search(question, workspaces=["claims"])
+
+    assert items and items[0].workspace == "claims" and items[0].title == "클레임 처리 기준"
+    assert items[0].text == (
+        "[클레임 처리 기준 > 배상 기준] 이물 혼입: 제품 교환 또는 환불과 함께 위로금 1만 원 상품권을 지급하며 "
+        "협력사가 부담합니다."
+    )
+    assert routed and routed[0].text == items[0].text
+    assert not any("위로금" in item.text for item in off_topic)
+    assert not any("위로금" in item.text for item in not_asked)
+    assert not any("위로금" in item.text for item in without)

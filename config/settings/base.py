@@ -311,6 +311,8 @@ KNOWLEDGE_HUB_RESULT_LIMIT = env.int("KNOWLEDGE_HUB_RESULT_LIMIT", default=8)  #
 # Both belong to the embedding model (calibrated for the local one in docs/knowledge.md).
 KNOWLEDGE_HUB_COSINE_THRESHOLD = env.float("KNOWLEDGE_HUB_COSINE_THRESHOLD", default=0.1)
 KNOWLEDGE_HUB_MIN_SCORE = env.float("KNOWLEDGE_HUB_MIN_SCORE", default=0.2)
+# A noun of the question that at most this many documents hold finds its passages by the word itself as well.
+KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS = env.int("KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS", default=3)
 # A question whose routing keywords hit more workspaces than this is not routed by keyword.
 KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES = env.int("KNOWLEDGE_HUB_ROUTE_MAX_WORKSPACES", default=4)
 # A question routing cannot narrow is asked of this many workspaces nearest to it in content (plus the `*` ones);
