@@ -61,6 +61,11 @@ def _run(question, results, *, tools=TOOLS, history=()):
     return answerer.chat(messages, tools=tools), messages, first
 
 
+def _answer(question, results):
+    """The body sentences of the final answer to `question`, the tools answered with `results`."""
+    return _body(_run(question, results)[0].content)
+
+
 def _body(answer):
     """The answer's lines: evidence sentences only, no frame around them."""
     return answer.splitlines()
@@ -918,24 +923,23 @@ def test_a_shared_sentence_naming_the_room_beside_a_masked_vendor_answers_with_t
         "[단가 비교 > 할인] 대한물산은 5%, [다른 벤더]은 7% 할인합니다."
     )
 
-    def answer(question):
-        return _body(_run(question, {"search_faq": hub})[0].content)
-
-    assert answer("저희 새벽배송 시범은 언제부터 참여해요?") == [
+    assert _answer("저희 새벽배송 시범은 언제부터 참여해요?", {"search_faq": hub}) == [
         "대한물산은 2026년 9월부터 새벽 배송 직배송 시범 협력사로 참여합니다."
     ]
-    assert answer("2분기 품질 점검 때 저희 위생 점수 몇 점이었죠?") == [
+    assert _answer("2분기 품질 점검 때 저희 위생 점수 몇 점이었죠?", {"search_faq": hub}) == [
         "2026년 2분기 점검에서 대한물산은 위생 점수 96점으로 우수 등급을 받았습니다."
     ]
-    assert answer("상반기 평가에서 우수 협력사로 선정된 게 맞나요?") == [
+    assert _answer("상반기 평가에서 우수 협력사로 선정된 게 맞나요?", {"search_faq": hub}) == [
         "2026년 상반기 평가에서는 대한물산이 납품 정확도 99% 이상으로 우수 협력사에 선정되었습니다."
     ]
-    assert answer("반품 회수 요일 변경 대상 협력사가 어디예요?") == [
+    assert _answer("반품 회수 요일 변경 대상 협력사가 어디예요?", {"search_faq": hub}) == [
         "변경 대상 협력사는 김해 물류센터로 납품하는 대한물산입니다."
     ]
-    assert answer("명절 선물세트전 참여 협력사 누구예요?") == ["참여 협력사: 대한물산(참솔식품 참기름 선물세트)"]
+    assert _answer("명절 선물세트전 참여 협력사 누구예요?", {"search_faq": hub}) == [
+        "참여 협력사: 대한물산(참솔식품 참기름 선물세트)"
+    ]
     # Two values side by side, each the subject's own: the masked one's rate cannot be cut from a shared predicate.
-    assert answer("단가 비교 할인 몇 % 해요?") == []
+    assert _answer("단가 비교 할인 몇 % 해요?", {"search_faq": hub}) == []
 
 
 def test_chat_spellings_of_the_subject_still_name_it():
@@ -956,22 +960,21 @@ def test_chat_spellings_of_the_subject_still_name_it():
         "[EDI > 전송] EDI 발주서는 매일 오후 2시 10분에 전송됩니다."
     )
 
-    def answer(question):
-        return _body(_run(question, {"search_faq": hub})[0].content)
-
-    assert answer("MD님이랑 말로 합의한 것도 인정돼요?") == [
+    assert _answer("MD님이랑 말로 합의한 것도 인정돼요?", {"search_faq": hub}) == [
         "모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 않습니다."
     ]
-    assert answer("올해 추석때 이천센터 며칠부터 쉬었어요?") == [
+    assert _answer("올해 추석때 이천센터 며칠부터 쉬었어요?", {"search_faq": hub}) == [
         "추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다."
     ]
-    assert answer("클레임 답변 늦으면 패널티 얼마예요?") == [
+    assert _answer("클레임 답변 늦으면 패널티 얼마예요?", {"search_faq": hub}) == [
         "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다."
     ]
-    assert answer("몇 일 동안 안 팔리면 장기재고로 분류돼요?") == [
+    assert _answer("몇 일 동안 안 팔리면 장기재고로 분류돼요?", {"search_faq": hub}) == [
         "90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다."
     ]
-    assert answer("EDI 발주 전송 시각이 어떻게 돼요?") == ["EDI 발주서는 매일 오후 2시 10분에 전송됩니다."]
+    assert _answer("EDI 발주 전송 시각이 어떻게 돼요?", {"search_faq": hub}) == [
+        "EDI 발주서는 매일 오후 2시 10분에 전송됩니다."
+    ]
 
 
 def test_the_vowel_fold_is_kept_to_words_of_three_syllables_or_more():
@@ -1027,25 +1030,22 @@ def test_the_vendors_words_for_a_subject_the_sources_name_otherwise():
     )
     record = "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n지급일: 익월 10일"
 
-    def answer(question, results):
-        return _body(_run(question, results)[0].content)
-
-    assert answer("카톡 상담 저녁 몇시까지 받아요?", {"search_faq": hub}) == [
+    assert _answer("카톡 상담 저녁 몇시까지 받아요?", {"search_faq": hub}) == [
         "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
     ]
-    assert answer("재발급하면 예전 키는 언제 없어져요?", {"search_faq": hub}) == [
+    assert _answer("재발급하면 예전 키는 언제 없어져요?", {"search_faq": hub}) == [
         "[API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다."
     ]
-    assert answer("재계약 때 단가 협상은 몇 달 전부터 해요?", {"search_faq": hub}) == [
+    assert _answer("재계약 때 단가 협상은 몇 달 전부터 해요?", {"search_faq": hub}) == [
         "계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다."
     ]
-    assert answer("알림톡 받는 담당자 몇 명까지 돼요?", {"search_faq": hub}) == [
+    assert _answer("알림톡 받는 담당자 몇 명까지 돼요?", {"search_faq": hub}) == [
         "[알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
     ]
-    assert answer("해썹 인증 만료되면 갱신본은 언제까지 내요?", {"search_faq": hub}) == [
+    assert _answer("해썹 인증 만료되면 갱신본은 언제까지 내요?", {"search_faq": hub}) == [
         "HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."
     ]
-    assert answer("저희 결제는 다음 달 며칠에 나와요?", {"search_records": record}) == ["지급일: 익월 10일"]
+    assert _answer("저희 결제는 다음 달 며칠에 나와요?", {"search_records": record}) == ["지급일: 익월 10일"]
 
 
 def test_a_guess_after_the_question_is_not_a_word_the_answer_must_name():
