@@ -61,6 +61,14 @@ def _run(question, results, *, tools=TOOLS, history=()):
     return answerer.chat(messages, tools=tools), messages, first
 
 
+def _hub(*passages):
+    """A hub search result of one item per (document title, section, sentence), as the hub tool writes it."""
+    return "\n\n".join(
+        f"[{number}] (지식 허브 · {title})\n[{title} > {section}] {text}"
+        for number, (title, section, text) in enumerate(passages, start=1)
+    )
+
+
 def _answer(question, results):
     """The body sentences of the final answer to `question`, the tools answered with `results`."""
     return _body(_run(question, results)[0].content)
@@ -903,24 +911,34 @@ def test_a_price_compound_is_about_what_it_prices():
 def test_a_shared_sentence_naming_the_room_beside_a_masked_vendor_answers_with_the_rooms_part():
     """Shared knowledge that names the room's vendor beside a masked one (`[다른 벤더]과 대한물산은 …`) states the
     room's own fact: the answer is the room's part, with the masked vendor, its clause and its goods cut out."""
-    hub = (
-        "[1] (지식 허브 · 배송 방식과 운임 부담)\n"
-        "[배송 방식과 운임 부담 > 고객 직배송] [다른 벤더]과 대한물산은 2026년 9월부터 새벽 배송 직배송 시범 "
-        "협력사로 참여합니다.\n\n"
-        "[2] (지식 허브 · 입고 검사 기준)\n"
-        "[입고 검사 기준 > 정기 품질 점검] 2026년 2분기 점검에서 대한물산은 위생 점수 96점으로 우수 등급을, "
-        "[다른 벤더]은 이물 관리 미흡으로 개선 권고를 받았습니다.\n\n"
-        "[3] (지식 허브 · 협력사 거래 기본정책)\n"
-        "[협력사 거래 기본정책 > 협력사 평가] 2026년 상반기 평가에서는 대한물산과 [다른 벤더]이 납품 정확도 99% "
-        "이상으로 우수 협력사에 선정되었습니다.\n\n"
-        "[4] (지식 허브 · 반품 회수 요일 변경)\n"
-        "[반품 회수 요일 변경 > 대상] 변경 대상 협력사는 김해 물류센터로 납품하는 [다른 벤더], 대한물산, "
-        "[다른 벤더]입니다.\n\n"
-        "[5] (지식 허브 · 하반기 행사 일정)\n"
-        "[하반기 행사 일정 > 명절 선물세트전] 참여 협력사: [다른 벤더](금빛수산 굴비 세트), 대한물산(참솔식품 참기름 "
-        "선물세트)\n\n"
-        "[6] (지식 허브 · 단가 비교)\n"
-        "[단가 비교 > 할인] 대한물산은 5%, [다른 벤더]은 7% 할인합니다."
+    hub = _hub(
+        (
+            "배송 방식과 운임 부담",
+            "고객 직배송",
+            "[다른 벤더]과 대한물산은 2026년 9월부터 새벽 배송 직배송 시범 협력사로 참여합니다.",
+        ),
+        (
+            "입고 검사 기준",
+            "정기 품질 점검",
+            "2026년 2분기 점검에서 대한물산은 위생 점수 96점으로 우수 등급을, "
+            "[다른 벤더]은 이물 관리 미흡으로 개선 권고를 받았습니다.",
+        ),
+        (
+            "협력사 거래 기본정책",
+            "협력사 평가",
+            "2026년 상반기 평가에서는 대한물산과 [다른 벤더]이 납품 정확도 99% 이상으로 우수 협력사에 선정되었습니다.",
+        ),
+        (
+            "반품 회수 요일 변경",
+            "대상",
+            "변경 대상 협력사는 김해 물류센터로 납품하는 [다른 벤더], 대한물산, [다른 벤더]입니다.",
+        ),
+        (
+            "하반기 행사 일정",
+            "명절 선물세트전",
+            "참여 협력사: [다른 벤더](금빛수산 굴비 세트), 대한물산(참솔식품 참기름 선물세트)",
+        ),
+        ("단가 비교", "할인", "대한물산은 5%, [다른 벤더]은 7% 할인합니다."),
     )
 
     assert _answer("저희 새벽배송 시범은 언제부터 참여해요?", {"search_faq": hub}) == [
@@ -946,18 +964,16 @@ def test_chat_spellings_of_the_subject_still_name_it():
     """What vendors type for a word the evidence writes otherwise: an honorific (`MD님`), 때 glued to the noun
     (`추석때`), ㅐ for ㅔ in a loanword (`패널티`); and words that only say how long or at what time (`동안`, `시각`)
     are no subject words."""
-    hub = (
-        "[1] (지식 허브 · 거래 기본정책)\n"
-        "[거래 기본정책 > 거래 조건] 모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 "
-        "않습니다.\n\n"
-        "[2] (지식 허브 · 센터 휴무)\n"
-        "[센터 휴무 > 추석] 추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다.\n\n"
-        "[3] (지식 허브 · 클레임 처리 기준)\n"
-        "[클레임 처리 기준 > 기한] 1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다.\n\n"
-        "[4] (지식 허브 · 장기 재고)\n"
-        "[장기 재고 > 기준] 90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다.\n\n"
-        "[5] (지식 허브 · EDI)\n"
-        "[EDI > 전송] EDI 발주서는 매일 오후 2시 10분에 전송됩니다."
+    hub = _hub(
+        (
+            "거래 기본정책",
+            "거래 조건",
+            "모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 않습니다.",
+        ),
+        ("센터 휴무", "추석", "추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다."),
+        ("클레임 처리 기준", "기한", "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다."),
+        ("장기 재고", "기준", "90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다."),
+        ("EDI", "전송", "EDI 발주서는 매일 오후 2시 10분에 전송됩니다."),
     )
 
     assert _answer("MD님이랑 말로 합의한 것도 인정돼요?", {"search_faq": hub}) == [
@@ -1016,17 +1032,12 @@ def test_papers_asked_by_the_sheet_are_answered_by_the_copy():
 def test_the_vendors_words_for_a_subject_the_sources_name_otherwise():
     """상담 is the 문의 desk, 예전 the 기존 one, 재계약 the 계약 갱신, 알림톡 the 알림, 해썹 the HACCP; `다음` (다음 달)
     only says when, so the record writing 익월 answers."""
-    hub = (
-        "[1] (지식 허브 · 헬프데스크)\n"
-        "[헬프데스크 > 운영 시간] 카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다.\n\n"
-        "[2] (지식 허브 · API)\n"
-        "[API > 키] [API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다.\n\n"
-        "[3] (지식 허브 · 계약)\n"
-        "[계약 > 갱신] 계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다.\n\n"
-        "[4] (지식 허브 · 알림)\n"
-        "[알림 > 수신자] [알림 수신자]에서 최대 5명까지 추가할 수 있습니다.\n\n"
-        "[5] (지식 허브 · 인증)\n"
-        "[인증 > 갱신] HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."
+    hub = _hub(
+        ("헬프데스크", "운영 시간", "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."),
+        ("API", "키", "[API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다."),
+        ("계약", "갱신", "계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다."),
+        ("알림", "수신자", "[알림 수신자]에서 최대 5명까지 추가할 수 있습니다."),
+        ("인증", "갱신", "HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."),
     )
     record = "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n지급일: 익월 10일"
 
