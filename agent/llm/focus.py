@@ -17,6 +17,7 @@ parsing values for verification belongs to the verification package (its date/ti
 ones to use once merged).
 """
 
+import itertools
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -399,6 +400,39 @@ def _without_masks(text: str) -> str:
     return _MASK_RE.sub(
         lambda match: " " if not match["after"] or is_particle(match["after"]) else f" {match['after']}", text
     )
+
+
+# The aspects a second asked value may be of, and what joins two asks in one message: "금액이랑 납기", "몇 % 빠지고
+# 몇 박스 이상", "출고됐나요? 납기가 언제였죠".
+_VALUE_ASPECTS = frozenset({DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY, CONTACT, FREQUENCY, SIZE})
+_ASKS_JOINED_RE = re.compile(r"이랑|랑|하고|와 |과 |및|,|고 |[?？]|[요죠] |해서|이고|이며")
+_GLUED_QUESTION_WORD_RE = re.compile(r"몇(?=[가-힣%])")
+# Nouns that, asked beside another value, ask for their own: "금액이랑 납기" (alone, 납기 is the subject asked about).
+_SECOND_ASK_CUES = ((DATE, ("납기", "입금일", "지급일", "출고일")),)
+
+
+def joined_value_aspects(question: str) -> tuple[str, ...]:
+    """The value aspects a question asks one after the other, joined (`흰우유 30박스 금액이랑 납기 알려주세요` → amount,
+    date); () when it asks one, or two that only qualify each other (`단가 변경을 요청하면 언제까지` asks a deadline
+    about the 단가, not the 단가)."""
+    text = _GLUED_QUESTION_WORD_RE.sub("몇 ", spoken_forms_written(" ".join(question.split())))
+    found = sorted(
+        (start, -len(cue), aspect, cue)
+        for aspect, cues in (*_ASPECT_CUES, *_SECOND_ASK_CUES)
+        if aspect in _VALUE_ASPECTS
+        for cue in cues
+        for start in [match.start() for match in re.finditer(re.escape(cue), text)]
+    )
+    spans: list[tuple[int, int, str]] = []
+    for start, length, aspect, _ in found:
+        if not any(start < end and begin < start - length for begin, end, _ in spans):
+            spans.append((start, start - length, aspect))
+    aspects = [spans[0][2]] if spans else []
+    for (_, end, _), (start, _, aspect) in itertools.pairwise(spans):
+        related = aspect in ACCEPTED_VALUES[aspects[-1]] or aspects[-1] in ACCEPTED_VALUES[aspect]
+        if not related and _ASKS_JOINED_RE.search(text[end:start]):
+            aspects.append(aspect)
+    return tuple(aspects) if len(aspects) > 1 else ()
 
 
 def _cue_index(text: str) -> int | None:

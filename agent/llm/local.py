@@ -20,6 +20,7 @@ from agent.knowledge.synonyms import subject_variants
 from agent.llm import korean_text, morphology
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
 from agent.llm.focus import (
+    ACCEPTED_VALUES,
     AMOUNT,
     BOUND_WORDS,
     CONTACT,
@@ -31,6 +32,7 @@ from agent.llm.focus import (
     asked_aspect,
     condition_nouns,
     holds_value,
+    joined_value_aspects,
     question_focus,
     with_aspect_of,
 )
@@ -280,6 +282,8 @@ def answer_sentences(
             (best_score, best),
         )
     chosen = [best]
+    if not follow_up:
+        chosen += _second_asks(question, focus, best, statements, question_bigrams, required, record_items)
     if best.text.startswith(_CONTINUING_OPENERS):
         # "다만 명절에는 토요일 발주가 추가될 수 있습니다" goes on from the sentence before it, which it qualifies.
         before = next((s for s in statements if s.item == best.item and s.position == best.position - 1), None)
@@ -296,6 +300,26 @@ def answer_sentences(
     # item of a list, although its rewritten query names both.
     item_focus = replace(focus, subject=own.subject, words=own.words) if own and own.subject else focus
     return [_asked_item_only(statement.text, item_focus) for statement in chosen]
+
+
+def _second_asks(question, focus, best, statements, question_bigrams, required, record_items) -> list[Statement]:
+    """For a question that asks two values joined (`금액이랑 납기`, `몇 % 빠지고 몇 박스 이상`), the statement answering
+    the value `best` does not: the best one of that aspect about the same subject, from `best`'s own evidence item
+    when one there answers (the order's record holds its amount and its due date)."""
+    asked = [aspect for aspect in joined_value_aspects(question) if aspect not in ACCEPTED_VALUES.get(focus.aspect, ())]
+    answers: list[Statement] = []
+    for aspect in asked[: settings.LOCAL_ANSWER_MAX_SENTENCES - 1]:
+        other = replace(focus, aspect=aspect, aspect_cued=True, counter=(), asks_deadline=False, polar=False)
+        candidates = []
+        for statement in statements:
+            if statement is best or statement in answers or _repeats(statement, [best, *answers]):
+                continue
+            judged = _answer_score(statement, other, question_bigrams, required, record_items.get(statement.item, ""))
+            if judged is not None:
+                candidates.append((statement.item == best.item, judged[0], statement))
+        if candidates:
+            answers.append(max(candidates, key=lambda triple: triple[:2])[2])
+    return answers
 
 
 # A list's items part at these marks; a comma or a slash between digits is inside a number (12,600 · 1/2).

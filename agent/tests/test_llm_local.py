@@ -6,7 +6,7 @@ import pytest
 
 from agent.evaluation import answer_defects
 from agent.llm import LlmReply, ToolSpec, tool_result_message
-from agent.llm.focus import question_focus
+from agent.llm.focus import joined_value_aspects, question_focus
 from agent.llm.local import LocalAnswerer, answer_sentences, evidence_statements
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
@@ -1074,3 +1074,28 @@ def test_a_guess_after_the_question_is_not_a_word_the_answer_must_name():
     assert answer_sentences("저희 대금은 어떤 방식으로 결제돼요? 현금이에요?", [record]) == [
         "결제 조건은 월말 마감 익월 15일 전자어음 결제입니다."
     ]
+
+
+def test_two_values_asked_together_are_both_answered():
+    """`금액이랑 납기`, `몇 % 빠지고 몇 박스 이상`: two values asked in one message get a sentence each, the second from
+    the same record; a value that only qualifies the question (`단가 변경을 요청하면 언제까지`) is no second ask."""
+    order = (
+        "[1] (거래처 기록 · 11월 발주)\n[주문] 11월 발주\n"
+        "서울우유 흰우유 1L×10 30박스 (SO-1) 주문 접수.\n주문 금액 735,000원.\n납기: 2026-12-03"
+    )
+    promotion = (
+        "[1] (거래처 기록 · 은빛제지 겨울 행사)\n[프로모션] 은빛제지 겨울 행사\n"
+        "행사 기간 중 은빛제지 전 품목 10% 할인합니다.\n5박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다."
+    )
+
+    assert joined_value_aspects("단가 변경을 요청하면 답은 언제까지 받아요?") == ()
+    assert _answer("흰우유 30박스 발주 들어간거 금액이랑 납기 좀 알려주세요", {"search_records": order}) == [
+        "주문 금액 735,000원.",
+        "납기: 2026-12-03",
+    ]
+    assert _answer("지금 은빛제지 행사 몇프로 빠지고 몇박스 이상 넣어야 적용돼요?", {"search_records": promotion}) == [
+        "행사 기간 중 은빛제지 전 품목 10% 할인합니다.",
+        "5박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다.",
+    ]
+    # one value asked: one sentence
+    assert _answer("흰우유 30박스 주문 금액 얼마예요?", {"search_records": order}) == ["주문 금액 735,000원."]
