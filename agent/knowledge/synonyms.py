@@ -46,6 +46,14 @@ _SPOKEN_FORMS = (
         lambda match: "비밀번호" + ("는" if match[1] else "가" if match[2] else "를" if match[3] else ""),
     ),
     (re.compile(r"(?<![가-힣])카톡(?=\s|$|[은는이을도만]|으로|방)"), "카카오톡"),
+    (re.compile(r"(?<![가-힣])톡(?=\s|$|으로|에서|방)"), "카카오톡"),
+    # `몇일` is how 며칠 is often typed; 시월 and 유월 are months written out
+    (re.compile(r"(?<![가-힣])몇\s?일(?![가-힣])|(?<![가-힣])몇일"), "며칠"),
+    (re.compile(r"(?<![가-힣])시월(?=[^가-힣]|$|[은는이의에도만치분말]|까지|부터)"), "10월"),
+    (re.compile(r"(?<![가-힣])유월(?=[^가-힣]|$|[은는이의에도만치분말]|까지|부터)"), "6월"),
+    # a polite ending typed playfully: `부탁드립니당`, `있나여`
+    (re.compile(r"(?<=니)당(?=[\s~!?.]|$)"), "다"),
+    (re.compile(r"(?<=[나가까에세어아해돼워])여(?=[\s~!?.]|$)"), "요"),
     (re.compile(r"(\d)\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), r"\1%"),
     (re.compile(r"몇\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), "몇 %"),
 )
@@ -53,7 +61,8 @@ _SPOKEN_FORMS = (
 
 def spoken_forms_written(text: str) -> str:
     """`text` with the spoken short forms of chat written out: `토욜 날도` → `토요일 날도`, `낼 오전` → `내일 오전`,
-    `몇 프로였죠` → `몇 %였죠`, `10프로` → `10%`, `비번` → `비밀번호`, `카톡으로` → `카카오톡으로`."""
+    `몇 프로였죠` → `몇 %였죠`, `10프로` → `10%`, `비번` → `비밀번호`, `카톡으로` / `톡으로` → `카카오톡으로`, `몇일` →
+    `며칠`, `시월` → `10월`, `부탁드립니당` → `부탁드립니다`, `있나여` → `있나요`."""
     for pattern, written in _SPOKEN_FORMS:
         text = pattern.sub(written, text)
     return text

@@ -173,9 +173,12 @@ _FILLER_WORDS = korean_text.word_set(
     "아침 저녁 밤 새벽 그날",
     # how long something lasts, said of the duration asked ("며칠 동안 안 팔리면")
     "동안",
+    # the asking itself ("단가 확인 부탁드립니다", "여기 카카오톡으로 물어보면"), and "that time before"
+    "부탁 여기 지난번 달에",
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
 _HONORIFIC = "님"
+_GLUED_ENDINGS = ("같은", "같이", "같", "꺼")
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
 _PARTICLE_YO = ("는요", "은요", "도요", "이요")
@@ -291,6 +294,10 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         word = tokens[0]
         if word.endswith(_HONORIFIC) and len(word) > len(_HONORIFIC) + 1:
             word = word[: -len(_HONORIFIC)]  # `MD님`, `기사님`: the person the evidence names without the honorific
+        # `콩나물같은 냉장품`, `고운들꺼`, `분기꺼`: an example of the noun, or the noun's own one — the noun
+        glued = next((ending for ending in _GLUED_ENDINGS if word.endswith(ending)), "")
+        if glued and len(word) - len(glued) >= 2:
+            word = word[: -len(glued)]
         words.append(word)
         stem = word if word in PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):

@@ -74,8 +74,27 @@ def test_spoken_short_forms_are_read_in_the_written_form_of_the_sources():
     assert (
         spoken_forms_written("카톡으로 물어보면 몇 시까지 답 받아요?") == "카카오톡으로 물어보면 몇 시까지 답 받아요?"
     )
+    assert spoken_forms_written("여기 톡으로 물어보면요") == "여기 카카오톡으로 물어보면요"
+    assert (
+        spoken_forms_written("11월치는 몇일로 잡혀있어요? 몇 일 걸려요?") == "11월치는 며칠로 잡혀있어요? 며칠 걸려요?"
+    )
+    assert spoken_forms_written("시월 정산이랑 유월 정산") == "10월 정산이랑 6월 정산"
+    assert spoken_forms_written("단가 확인 부탁드립니당~ 있나여?") == "단가 확인 부탁드립니다~ 있나요?"
     # Longer words holding the same letters stay as written.
-    for text in ["프로모션 몇 건", "서류 낼 때", "내일 낼게요", "3프로젝트", "토요일", "비번호", "카톡상담"]:
+    for text in [
+        "프로모션 몇 건",
+        "서류 낼 때",
+        "내일 낼게요",
+        "3프로젝트",
+        "토요일",
+        "비번호",
+        "카톡상담",
+        "토크",
+        "몇 일자",
+        "당당",
+        "여러 개",
+        "시월드",
+    ]:
         assert spoken_forms_written(text) == text
 
 

@@ -1099,3 +1099,19 @@ def test_two_values_asked_together_are_both_answered():
     ]
     # one value asked: one sentence
     assert _answer("흰우유 30박스 주문 금액 얼마예요?", {"search_records": order}) == ["주문 금액 735,000원."]
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        # the asking itself, typed playfully, is no subject
+        ("산들찬 된장 3키로 단가 확인 부탁드립니당", ("산들찬", "된장")),
+        # an example of the noun, or the noun's own one
+        ("콩나물같은 냉장품은 리드타임 며칠로 잡혀있어요?", ("콩나물", "냉장품", "리드타임")),
+        ("절임배추 고운들꺼 중량 옵션이 어떻게 나뉘어요?", ("절임배추", "고운들", "중량", "옵션")),
+        # that time before, and the month written out
+        ("지난번 시월 매입 정산 총액이 얼마였는지", ("매입", "정산")),
+    ],
+)
+def test_chat_words_around_the_subject_are_read_off(question, subject):
+    assert question_focus(question).subject == subject
