@@ -273,6 +273,9 @@ class KnowledgeDocument(models.Model):
     source = models.CharField("출처", max_length=200, blank=True)
     file_name = models.CharField("파일명", max_length=255, blank=True)
     content = models.TextField("본문")
+    # Character bigrams of the text's words: on PostgreSQL a GIN index (migration 0016) finds the few documents that
+    # can hold a word, for the hub's rare-noun lookup.
+    search_bigrams = models.JSONField("검색 바이그램", default=list, blank=True, editable=False)
     sha256 = models.CharField("본문 해시", max_length=64, editable=False)
     status = models.CharField("상태", max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
     extractor = models.CharField("그래프 추출", max_length=16, choices=Extractor.choices, blank=True)

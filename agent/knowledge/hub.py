@@ -26,11 +26,12 @@ from pathlib import Path
 
 from django.apps import apps
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from agent.knowledge import hub_graph, hub_migrate
+from agent.knowledge.embeddings import text_bigrams
 from agent.knowledge.hub_extract import document_chunks, graph_draft_build
 from agent.knowledge.hub_runtime import HubError, lightrag_modules, llm_configured, runtime_get, runtime_problems
 from agent.knowledge.hub_storage import POSTGRES, HubStorageError, storage_kind, storage_label
@@ -47,7 +48,7 @@ from agent.knowledge.passages import Unit, chunk_units, unit_from_line
 from agent.knowledge.periods import Period, in_force, period_in, question_window
 from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
-from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeWorkspace
+from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeTermCount, KnowledgeWorkspace
 from monitoring.services import audit_record
 
 logger = logging.getLogger(__name__)
@@ -163,6 +164,7 @@ def _document_store(*, workspace, title: str, content: str, source: str, file_na
                 "source": source[:200],
                 "file_name": file_name[:255],
                 "content": content,
+                "search_bigrams": text_bigrams(content),
             },
         )
         if created:
@@ -248,7 +250,9 @@ def _ingest_locked(runtime, workspace, document, *, actor, revision_moved: bool)
         document.status = KnowledgeDocument.Status.FAILED
         document.error = f"{type(error).__name__}: {error}"[:2000]
         document.hub_chunk_ids = []
-        document.save(update_fields=["status", "error", "content", "sha256", "title", "hub_chunk_ids"])
+        document.save(
+            update_fields=["status", "error", "content", "search_bigrams", "sha256", "title", "hub_chunk_ids"]
+        )
         if revision_moved:
             _revision_bump(workspace)
         audit_record(
@@ -432,7 +436,7 @@ def hub_document_replace(
             raise KnowledgeHubError(f"같은 본문의 문서가 이미 있습니다: {duplicate.first().title}")
         removal = _hub_remove_locked(runtime, workspace, document)
         before = {"title": document.title, "sha256": document.sha256, "chars": len(document.content)}
-        document.content, document.sha256 = content, sha256
+        document.content, document.sha256, document.search_bigrams = content, sha256, text_bigrams(content)
         document.title = (title or document.title).strip()[:300]
         document.hub_chunk_ids = []
         document_terms_count(document, counted=True)
@@ -742,26 +746,32 @@ def _rare_term_hits(query: str, keywords: list[str], slugs: tuple[str, ...]) -> 
     # Loaded once per process (the local answerer loads it too): verb forms are no nouns (`들어갔다고`, `줘야`).
     from agent.llm.morphology import non_nouns
 
-    verbs = non_nouns(query)
-    terms = list(dict.fromkeys(term.lower() for term in keywords if len(term) >= 2 and term not in verbs))
-    if not terms or not slugs:
+    if settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS <= 0:
         return []
-    holding = Q()
-    for term in terms:
-        holding |= Q(content__icontains=term)
-    documents = list(
-        KnowledgeDocument.objects.filter(holding, status=KnowledgeDocument.Status.INGESTED, workspace__slug__in=slugs)
-        .select_related("workspace")
-        .order_by("pk")[: _RARE_SCAN_LIMIT + 1]
-    )
-    texts = {document.pk: document.content.lower() for document in documents}
+    verbs = non_nouns(query)
+    nouns = [term for term in dict.fromkeys(keywords) if len(term) >= 2 and term not in verbs]
+    if not nouns or not slugs:
+        return []
+    limit = settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS
+    counts = dict(KnowledgeTermCount.objects.filter(name__in=nouns).values_list("name", "document_count"))
+    asked = KnowledgeDocument.objects.filter(status=KnowledgeDocument.Status.INGESTED, workspace__slug__in=slugs)
+    # A noun more documents count (kept at ingest, hub_terms) than the limit is common: no text is read for it. The
+    # others — counted by few documents, or names, which are not counted (`헬프데스크`, a brand) — are read off the
+    # texts, which also hold them inside other words (`시간` in `운영시간`): one more than the limit is enough.
     rare = [
-        term
-        for term in terms
-        if 0 < sum(term in text for text in texts.values()) <= settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS
+        noun.lower()
+        for noun in nouns
+        if counts.get(noun, 0) <= limit
+        and 0 < len(asked.filter(_holding(noun)).values_list("pk", flat=True)[: limit + 1]) <= limit
     ]
-    if len(documents) > _RARE_SCAN_LIMIT or not rare:
-        return []  # every term is common enough for the vector search, or too common to scan for
+    if not rare:
+        return []  # every noun is common enough for the vector search, or in no document
+    holding = Q()
+    for term in rare:
+        holding |= _holding(term)
+    documents = list(asked.filter(holding).select_related("workspace").order_by("pk"))
+    terms = [noun.lower() for noun in nouns]
+    texts = {document.pk: document.content.lower() for document in documents}
     hits = []
     for document in documents:
         if not any(term in texts[document.pk] for term in rare):
@@ -787,8 +797,11 @@ def _rare_term_hits(query: str, keywords: list[str], slugs: tuple[str, ...]) -> 
     return hits
 
 
-# More documents than this holding one of the question's nouns: none of them is rare.
-_RARE_SCAN_LIMIT = 50
+def _holding(term: str) -> Q:
+    """Documents whose text holds `term`. A document holding the word holds its bigrams: on PostgreSQL the GIN index
+    on them finds those few and ILIKE only rechecks them."""
+    holds = Q(content__icontains=term)
+    return holds & Q(search_bigrams__contains=text_bigrams(term)) if connection.vendor == "postgresql" else holds
 
 
 def _hit_units(hit) -> list[Unit]:
