@@ -20,7 +20,7 @@ from agent.knowledge.hub import (
     workspaces_route,
 )
 from agent.knowledge.hub_runtime import HubLLMNotConfiguredError, llm_complete, runtime_get, runtime_reset
-from agent.models import KnowledgeDocument, KnowledgeWorkspace
+from agent.models import KnowledgeDocument, KnowledgeTermCount, KnowledgeWorkspace
 from monitoring.models import AuditEvent
 from vendors.tests.factories import VendorFactory
 
@@ -494,3 +494,22 @@ def test_a_rare_noun_of_the_question_finds_its_passage_the_embedding_misses(hub,
     assert not any("위로금" in item.text for item in off_topic)
     assert not any("위로금" in item.text for item in not_asked)
     assert not any("위로금" in item.text for item in without)
+
+
+def test_a_noun_few_documents_count_but_many_texts_hold_is_not_rare(hub, settings):
+    """`시간` counted as a noun by one document is still in four texts inside other words (`운영시간`, `입고시간`): read
+    off the texts, it is common, so it finds nothing by the word; `위로금`, in one text, does."""
+    settings.KNOWLEDGE_HUB_RARE_TERM_DOCUMENTS = 3
+    hub_document_ingest(workspace="claims", title="클레임 처리 기준", content=CLAIMS_DOC, actor="test")
+    hub_document_ingest(workspace="systems", title="안내", content="# 안내\n\n입고 시간은 오전입니다.\n", actor="test")
+    for number, word in enumerate(["운영시간", "입고시간", "출고시간", "상담시간"], start=1):
+        content = f"# 안내 {number}\n\n{word}은 평일 오전 9시부터입니다.\n"
+        hub_document_ingest(workspace="systems", title=f"안내 {number}", content=content, actor="test")
+    slugs = tuple(row.slug for row in hub_module._enabled_workspaces())
+
+    assert KnowledgeTermCount.objects.get(name="시간").document_count <= 3  # counted as a noun by few documents
+    by_time = hub_module._rare_term_hits("시간 알려주세요", ["시간"], slugs)
+    by_consolation = hub_module._rare_term_hits("위로금 얼마예요?", ["위로금"], slugs)
+
+    assert by_time == []
+    assert [hit.workspace for hit in by_consolation] == ["claims"]
