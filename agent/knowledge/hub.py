@@ -662,7 +662,8 @@ def workspaces_route(query: str, workspaces: list[WorkspaceRow]) -> list[Workspa
 def hub_search(
     query: str, *, workspaces: list[str] | None = None, limit: int | None = None, on: datetime.date | None = None
 ) -> list[EvidenceItem]:
-    """Evidence for a question from the hub: chunks, entities and relations, best first.
+    """Evidence for a question from the hub: chunks, entities and relations, and the passages that hold a rare
+    noun of the question (`_rare_term_hits`), best first.
 
     `workspaces`: slugs to ask (enabled ones only); None routes the question (`workspaces_route`), and a question
     routing cannot narrow is asked of the KNOWLEDGE_HUB_UNROUTED_WORKSPACES workspaces nearest to it in content
@@ -771,11 +772,8 @@ def _rare_term_hits(query: str, keywords: list[str], slugs: tuple[str, ...]) -> 
         holding |= _holding(term)
     documents = list(asked.filter(holding).select_related("workspace").order_by("pk"))
     terms = [noun.lower() for noun in nouns]
-    texts = {document.pk: document.content.lower() for document in documents}
     hits = []
     for document in documents:
-        if not any(term in texts[document.pk] for term in rare):
-            continue
         chunks = document_chunks(document.content, max_chars=settings.KNOWLEDGE_HUB_CHUNK_CHARS)
         units = [unit for chunk in chunks for unit in chunk_units(chunk)]
         for index, unit in enumerate(units):

@@ -174,7 +174,9 @@ _FILLER_WORDS = korean_text.word_set(
     # how long something lasts, said of the duration asked ("며칠 동안 안 팔리면")
     "동안",
     # the asking itself ("단가 확인 부탁드립니다", "여기 카카오톡으로 물어보면"), and "that time before"
-    "부탁 여기 지난번 달에",
+    "부탁 여기 지난번",
+    # `다음 달에`: a one-syllable noun keeps its particle when read as a word
+    "달에",
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
 _HONORIFIC = "님"

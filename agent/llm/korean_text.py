@@ -213,3 +213,14 @@ _VOWEL_FOLD = {
 def vowel_folded(text: str) -> str:
     """`text` with ㅐ written as ㅔ and ㅒ as ㅖ, so that the two spellings of a word compare equal."""
     return text.translate(_VOWEL_FOLD)
+
+
+_PARTICLE_FORMS = {"이": ("이", "가"), "가": ("이", "가"), "은": ("은", "는"), "는": ("은", "는")}
+
+
+def particle_after(word: str, particle: str) -> str:
+    """`particle` (이/가, 은/는) in the form `word` takes: after a final consonant 이 or 은 (대한물산이), else 가 or
+    는 (가온상사가); a word that does not end in a Hangul syllable takes the vowel form."""
+    last = word[-1:]
+    closed = "가" <= last <= "힣" and (ord(last) - _SYLLABLE_BASE) % _FINALS != 0
+    return _PARTICLE_FORMS[particle][0 if closed else 1]

@@ -744,7 +744,6 @@ _MASKED_ITEM_RE = re.compile(rf",\s*{_MASK}{_ASIDE}(?=[,.]|입니다|이며|\s�
 # its own about the masked vendor, sharing the sentence's last word (the predicate) with the clause before it.
 _MASKED_CLAUSE_RE = re.compile(rf",\s*{_MASK}{_ASIDE}[이가은는]\s")
 _OBJECT_END_RE = re.compile(r"[을를]$")
-_PARTICLE_PAIRS = {"이": ("이", "가"), "가": ("이", "가"), "은": ("은", "는"), "는": ("은", "는")}
 
 
 def _own_vendor_part(sentence: str, names: tuple[str, ...]) -> str:
@@ -762,21 +761,16 @@ def _own_vendor_part(sentence: str, names: tuple[str, ...]) -> str:
     # "대한물산과 [다른 벤더]이 선정되었습니다": the subject or topic particle goes to the name once the mask is gone.
     sentence = re.sub(
         rf"(?P<name>{name})(?P<aside>{_ASIDE})(?:과|와|및)\s*{_MASK}{_ASIDE}(?P<particle>[이가은는]?)(?=\s)",
-        lambda match: match["name"] + match["aside"] + _particle_for(match["name"], match["particle"]),
+        lambda match: (
+            match["name"]
+            + match["aside"]
+            + (korean_text.particle_after(match["name"], match["particle"]) if match["particle"] else "")
+        ),
         sentence,
     )
     sentence = _MASKED_ITEM_RE.sub("", sentence)
     # "[다른 벤더]과 정원식품은", "[다른 벤더](…), 정원식품(…)": joined before the name.
     return re.sub(rf"{_MASK}{_ASIDE}{_JOINERS}\s*(?=(?:{name}))", "", sentence)
-
-
-def _particle_for(before: str, particle: str | None) -> str:
-    """`particle` in the form the word ending `before` takes (대한물산이, 가온상사가)."""
-    if not particle:
-        return ""
-    last = before[-1:]
-    closed = "가" <= last <= "힣" and (ord(last) - ord("가")) % 28 != 0
-    return _PARTICLE_PAIRS[particle][0 if closed else 1]
 
 
 def _is_answer_material(sentence: str) -> bool:

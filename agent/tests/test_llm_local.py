@@ -5,7 +5,7 @@ import json
 import pytest
 
 from agent.evaluation import answer_defects
-from agent.llm import LlmReply, ToolSpec, tool_result_message
+from agent.llm import LlmReply, ToolSpec, korean_text, tool_result_message
 from agent.llm.focus import joined_value_aspects, question_focus
 from agent.llm.local import LocalAnswerer, answer_sentences, evidence_statements
 from agent.llm.prompts import (
@@ -1115,3 +1115,9 @@ def test_two_values_asked_together_are_both_answered():
 )
 def test_chat_words_around_the_subject_are_read_off(question, subject):
     assert question_focus(question).subject == subject
+
+
+def test_a_particle_takes_the_form_of_the_word_before_it():
+    assert [korean_text.particle_after(word, "이") for word in ("대한물산", "가온상사", "MD")] == ["이", "가", "가"]
+    assert [korean_text.particle_after(word, "는") for word in ("정원식품", "바다수산")] == ["은", "은"]
+    assert korean_text.particle_after("한빛유통서비스", "은") == "는"
