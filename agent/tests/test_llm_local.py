@@ -960,39 +960,6 @@ def test_a_shared_sentence_naming_the_room_beside_a_masked_vendor_answers_with_t
     assert _answer("단가 비교 할인 몇 % 해요?", {"search_faq": hub}) == []
 
 
-def test_chat_spellings_of_the_subject_still_name_it():
-    """What vendors type for a word the evidence writes otherwise: an honorific (`MD님`), 때 glued to the noun
-    (`추석때`), ㅐ for ㅔ in a loanword (`패널티`); and words that only say how long or at what time (`동안`, `시각`)
-    are no subject words."""
-    hub = _hub(
-        (
-            "거래 기본정책",
-            "거래 조건",
-            "모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 않습니다.",
-        ),
-        ("센터 휴무", "추석", "추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다."),
-        ("클레임 처리 기준", "기한", "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다."),
-        ("장기 재고", "기준", "90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다."),
-        ("EDI", "전송", "EDI 발주서는 매일 오후 2시 10분에 전송됩니다."),
-    )
-
-    assert _answer("MD님이랑 말로 합의한 것도 인정돼요?", {"search_faq": hub}) == [
-        "모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 않습니다."
-    ]
-    assert _answer("올해 추석때 이천센터 며칠부터 쉬었어요?", {"search_faq": hub}) == [
-        "추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다."
-    ]
-    assert _answer("클레임 답변 늦으면 패널티 얼마예요?", {"search_faq": hub}) == [
-        "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다."
-    ]
-    assert _answer("몇 일 동안 안 팔리면 장기재고로 분류돼요?", {"search_faq": hub}) == [
-        "90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다."
-    ]
-    assert _answer("EDI 발주 전송 시각이 어떻게 돼요?", {"search_faq": hub}) == [
-        "EDI 발주서는 매일 오후 2시 10분에 전송됩니다."
-    ]
-
-
 def test_the_vowel_fold_is_kept_to_words_of_three_syllables_or_more():
     """매일 and 메일 are two words: a two-syllable word spelt apart by ㅐ/ㅔ alone does not name the other."""
     faq = _faq("세금계산서는 어떻게 받나요?", "세금계산서는 매일 오전에 발행됩니다.")
@@ -1029,33 +996,64 @@ def test_papers_asked_by_the_sheet_are_answered_by_the_copy():
     ]
 
 
-def test_the_vendors_words_for_a_subject_the_sources_name_otherwise():
-    """상담 is the 문의 desk, 예전 the 기존 one, 재계약 the 계약 갱신, 알림톡 the 알림, 해썹 the HACCP; `다음` (다음 달)
-    only says when, so the record writing 익월 answers."""
-    hub = _hub(
+# (question, the passage that answers it) — what vendors type for a word the evidence writes otherwise: an
+# honorific (`MD님`), 때 glued to the noun (`추석때`), ㅐ for ㅔ in a loanword (`패널티`), words that only say how
+# long or at what time (`동안`, `시각`); and the domain's other words for a subject: 상담 is the 문의 desk, 예전 the
+# 기존 one, 재계약 the 계약 갱신, 알림톡 the 알림, 해썹 the HACCP.
+SPELLING_CASES = (
+    (
+        "MD님이랑 말로 합의한 것도 인정돼요?",
+        (
+            "거래 기본정책",
+            "거래 조건",
+            "모든 거래 조건은 서면 또는 전자계약으로 정하며, MD와의 구두 합의는 인정하지 않습니다.",
+        ),
+    ),
+    (
+        "올해 추석때 이천센터 며칠부터 쉬었어요?",
+        ("센터 휴무", "추석", "추석 연휴에 이천 물류센터는 9월 24일부터 9월 27일까지 휴무합니다."),
+    ),
+    (
+        "클레임 답변 늦으면 패널티 얼마예요?",
+        ("클레임 처리 기준", "기한", "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 정산에서 차감됩니다."),
+    ),
+    (
+        "몇 일 동안 안 팔리면 장기재고로 분류돼요?",
+        ("장기 재고", "기준", "90일 이상 판매가 없는 재고는 장기 재고로 분류됩니다."),
+    ),
+    ("EDI 발주 전송 시각이 어떻게 돼요?", ("EDI", "전송", "EDI 발주서는 매일 오후 2시 10분에 전송됩니다.")),
+    (
+        "카톡 상담 저녁 몇시까지 받아요?",
         ("헬프데스크", "운영 시간", "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."),
+    ),
+    (
+        "재발급하면 예전 키는 언제 없어져요?",
         ("API", "키", "[API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다."),
+    ),
+    (
+        "재계약 때 단가 협상은 몇 달 전부터 해요?",
         ("계약", "갱신", "계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다."),
-        ("알림", "수신자", "[알림 수신자]에서 최대 5명까지 추가할 수 있습니다."),
+    ),
+    ("알림톡 받는 담당자 몇 명까지 돼요?", ("알림", "수신자", "[알림 수신자]에서 최대 5명까지 추가할 수 있습니다.")),
+    (
+        "해썹 인증 만료되면 갱신본은 언제까지 내요?",
         ("인증", "갱신", "HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."),
-    )
+    ),
+)
+
+
+@pytest.mark.parametrize(("question", "passage"), SPELLING_CASES)
+def test_the_vendors_spelling_or_word_for_a_subject_still_names_it(question, passage):
+    """Each question is asked of all the passages at once: its own passage answers it."""
+    hub = _hub(*(passage for _, passage in SPELLING_CASES))
+
+    assert _answer(question, {"search_faq": hub}) == [passage[2]]
+
+
+def test_next_month_only_says_when():
+    """`다음` (다음 달) is no subject word: the record writing 익월 answers."""
     record = "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n지급일: 익월 10일"
 
-    assert _answer("카톡 상담 저녁 몇시까지 받아요?", {"search_faq": hub}) == [
-        "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
-    ]
-    assert _answer("재발급하면 예전 키는 언제 없어져요?", {"search_faq": hub}) == [
-        "[API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다."
-    ]
-    assert _answer("재계약 때 단가 협상은 몇 달 전부터 해요?", {"search_faq": hub}) == [
-        "계약 갱신 2개월 전부터 담당 MD와 다음 연도 단가를 협상합니다."
-    ]
-    assert _answer("알림톡 받는 담당자 몇 명까지 돼요?", {"search_faq": hub}) == [
-        "[알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
-    ]
-    assert _answer("해썹 인증 만료되면 갱신본은 언제까지 내요?", {"search_faq": hub}) == [
-        "HACCP 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다."
-    ]
     assert _answer("저희 결제는 다음 달 며칠에 나와요?", {"search_records": record}) == ["지급일: 익월 10일"]
 
 
