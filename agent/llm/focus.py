@@ -180,7 +180,9 @@ _FILLER_WORDS = korean_text.word_set(
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
 _HONORIFIC = "님"
-_GLUED_ENDINGS = ("같은", "같이", "같", "꺼")
+_GLUED_ENDINGS = ("같은", "같이", "같", "꺼", "째")
+# `콩나물같은 냉장품`: the glued noun is an example of the subject, which the sources name by its kind (냉장 상품)
+_EXAMPLE_ENDINGS = ("같은", "같이", "같")
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
 _PARTICLE_YO = ("는요", "은요", "도요", "이요")
@@ -296,10 +298,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         word = tokens[0]
         if word.endswith(_HONORIFIC) and len(word) > len(_HONORIFIC) + 1:
             word = word[: -len(_HONORIFIC)]  # `MD님`, `기사님`: the person the evidence names without the honorific
-        # `콩나물같은 냉장품`, `고운들꺼`, `분기꺼`: an example of the noun, or the noun's own one — the noun
+        # `콩나물같은 냉장품`, `고운들꺼`, `분기꺼`, `컨테이너째`: an example of the noun, the noun's own one, or the
+        # noun whole — the noun
         glued = next((ending for ending in _GLUED_ENDINGS if word.endswith(ending)), "")
         if glued and len(word) - len(glued) >= 2:
             word = word[: -len(glued)]
+        else:
+            glued = ""
         words.append(word)
         stem = word if word in PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
@@ -311,8 +316,9 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
-        if written[index] in guessed:
-            optional.append(stem)  # "… 어떻게 돼요? 현금이에요?": a guess at the answer, not what it must name
+        if written[index] in guessed or glued in _EXAMPLE_ENDINGS:
+            # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example — not what it must name
+            optional.append(stem)
         if written[index] in analysed_non_nouns:
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):

@@ -39,7 +39,10 @@ DEICTIC_WORDS = word_set(
 )
 # Determiners that make the next generic noun deictic ("그 제품", "해당 상품").
 DEICTIC_DETERMINERS = word_set("그 저 이 해당 위")
-GENERIC_REFERENTS = word_set("제품 상품 물건 건 거 것 곳 회사 업체 내용 부분 서비스 품목 모델 분")
+GENERIC_REFERENTS = word_set(
+    "제품 상품 물건 건 거 것 곳 회사 업체 내용 부분 서비스 품목 모델 분",
+    "이거 이게 그거 그게 저거",  # a pronoun pointing back at the subject ("이게 입고금액 대비 몇 %")
+)
 # Seed 001 5.2: questions about time, method or reason are follow-up candidates.
 TIME_METHOD_REASON_MARKERS = ("언제", "기간", "왜", "방법", "절차", "신청")
 # A request to do something (`요청하면`, `신청해야`, `접수는`) and a count of days (`며칠`) name no topic of their

@@ -347,7 +347,10 @@ def _asked_item_only(text: str, focus: QuestionFocus) -> str:
     if len(items) < 2 or not all(item and holds_value(item, kinds) for item in items):
         return text
     names = {_compact(word) for word in (*focus.subject, *(w for w in focus.words if any(c.isdigit() for c in w)))}
-    named = [{name for name in names if name and name in _compact(item)} for item in items]
+    named = [
+        {name for name in names if name and any(variant in _compact(item) for variant in subject_variants(name))}
+        for item in items
+    ]
     held = set().union(*named)
     winners = [item for item, item_names in zip(items, named, strict=True) if held and item_names == held]
     # Only the first item named while the others name nothing: its words may be what every item is about
