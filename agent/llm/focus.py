@@ -233,6 +233,7 @@ class QuestionFocus:
     conditions: tuple[str, ...] = ()
     # "통장을 바꾸려면": the noun the sources write for the action asked (변경)
     actions: tuple[str, ...] = ()
+    asks_status: bool = False  # "출고됐나요?", "입금됐어요?": whether a step has happened, which a record's 상태 tells
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -347,9 +348,12 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
         actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
+        asks_status=bool(_DONE_YET_RE.search(text)),
     )
 
 
+# A step of an order or a payment asked in the past tense: whether it has happened, not whether it can.
+_DONE_YET_RE = re.compile(r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제)\s*(됐|되었|됬|했|하였)")
 # A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
 _GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")
 _GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지|이에여|이야)$")

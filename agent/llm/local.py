@@ -284,6 +284,11 @@ def answer_sentences(
     chosen = [best]
     if not follow_up:
         chosen += _second_asks(question, focus, best, statements, question_bigrams, required, record_items)
+    if focus.asks_status and best.source == "record":
+        # "출고됐나요? 납기가 언제였죠": the record answering the other ask tells whether the step happened too.
+        status = next((s for s in statements if s.item == best.item and _is_status(s)), None)
+        if status is not None and status not in chosen:
+            chosen.append(status)
     if best.text.startswith(_CONTINUING_OPENERS):
         # "다만 명절에는 토요일 발주가 추가될 수 있습니다" goes on from the sentence before it, which it qualifies.
         before = next((s for s in statements if s.item == best.item and s.position == best.position - 1), None)
@@ -370,6 +375,7 @@ _OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
 _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
 _LABEL_BONUS = 0.6
+_STATUS_LABEL = "상태"
 # What answers whether something costs the vendor, besides an amount: who bears it, or that it is free.
 _COST_WORDS = ("비용", "부담", "분담", "무료", "유료", "청구", "요금", "수수료")
 _BOUND_PENALTY = 0.6
@@ -542,7 +548,13 @@ def _answer_score(
         score += _CONDITION_BONUS  # "기한 넘기면요?" is answered by what follows "기한이 지나면", not by the 기한
     if statement.is_fact and _compact(statement.text.split(":", 1)[0]) in focus.words:
         score += _LABEL_BONUS  # "어떤 상태에요?" is answered by the record's `상태: 출고 준비`
+    elif focus.asks_status and _is_status(statement):
+        score += _LABEL_BONUS  # "출고됐나요?" too
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+
+
+def _is_status(statement: Statement) -> bool:
+    return statement.is_fact and _compact(statement.text.split(":", 1)[0]) == _STATUS_LABEL
 
 
 def _names_action(statement: Statement, focus: QuestionFocus) -> bool:

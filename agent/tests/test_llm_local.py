@@ -1125,6 +1125,25 @@ def test_an_example_glued_to_the_noun_need_not_be_named():
     assert "고운들" not in question_focus("절임배추 고운들꺼 중량 옵션이 어떻게 나뉘어요?").optional
 
 
+SHIPPING_ORDER_RESULT = (
+    "[1] (거래처 기록 · 주문 SO-2611-1014)\n[주문] 주문 SO-2611-1014\n"
+    "온새미로 컵밥 12입 (OS-101) 30박스 주문 접수. 납기 2026-12-03, 배송지 본사 물류센터. 주문 금액 540,000원.\n"
+    "주문번호: SO-2611-1014 · 수량: 30박스 · 주문 금액: 540,000원 · 납기: 2026-12-03 · 상태: 출고 준비"
+)
+
+
+def test_whether_a_step_happened_is_answered_by_the_records_status():
+    """`출고됐나요?` asks whether the order has shipped: its record's 상태 tells, not the line that it was received;
+    asked beside another value, the status comes with that value's sentence."""
+    assert _answer("컵밥 30박스 그거 출고됐나요?", {"search_records": SHIPPING_ORDER_RESULT}) == ["상태: 출고 준비"]
+    assert _answer("컵밥 30박스 출고됐나요? 납기가 언제였죠", {"search_records": SHIPPING_ORDER_RESULT}) == [
+        "납기 2026-12-03, 배송지 본사 물류센터.",
+        "상태: 출고 준비",
+    ]
+    # whether it can ship is no question of the past
+    assert not question_focus("컵밥 30박스 오늘 출고 되나요?").asks_status
+
+
 def test_words_of_the_domain_for_the_same_thing_answer():
     """A 트럭 is the 차량 the policy names, a 판촉 직원 its 판촉 사원, the 최소수량 its `최소 주문`, and 키친타올
     the 키친타월 of the price list — whose own item is the one answered."""
