@@ -344,7 +344,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
         recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
         asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
-        asks_own=any(word.startswith(_OWN_WORDS) for word in written),
+        asks_own=any(word.startswith(_OWN_WORD_STARTS) for word in written),
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
         actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
@@ -395,7 +395,7 @@ _RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "�
 _NOUN_CUES_START = next(index for index, (_, cues) in enumerate(_ASPECT_CUES) if "마감 시간" in cues)
 # A verb asked about, not a request ("알려주세요") nor a noun with a contrastive 요 ("배송비는요?").
 _POLAR_END_RE = re.compile(r"(?<![은는주])(나요|까요|죠|어요|아요|해요|돼요|내요|와요|워요)\s*[?？]*\s*$")
-_OWN_WORDS = ("저희", "우리")
+_OWN_WORD_STARTS = tuple(korean_text.OWN_WORDS)
 
 
 # A masked vendor or product (`[다른 벤더]이랑 같이 입고`) the question asks about together with the room's own

@@ -851,7 +851,11 @@ def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     for earlier in reversed(prior_questions):
         if earlier.strip() == question:
             continue
-        phrase = korean_text.key_noun_phrase(earlier)
+        # An earlier question about an aspect noun alone ("저희 배송 주 몇회에요?") is about that noun when the
+        # follow-up names nothing of its own ("무슨 요일이요?").
+        phrase = korean_text.key_noun_phrase(earlier) or (
+            "" if tokens else korean_text.key_noun_phrase(earlier, keep_aspect_nouns=True)
+        )
         if phrase:
             break
     if not phrase or phrase in question:
