@@ -30,6 +30,10 @@ SUBJECT_SYNONYMS = (
     frozenset({"재계약", "갱신"}),  # 재계약 때 is the 계약 갱신
     frozenset({"알림톡", "알림"}),  # KakaoTalk's notification message is the 알림 the sources name
     frozenset({"해썹", "haccp"}),  # the certificate as spoken and as written
+    frozenset({"트럭", "차량", "화물차"}),  # the vehicle a delivery comes in
+    frozenset({"직원", "사원"}),  # 판촉 직원 is the 판촉 사원 the sources name
+    frozenset({"최소수량", "최소주문", "최소주문수량", "moq"}),  # compared with the compacted text: 최소 주문: 20박스
+    frozenset({"키친타올", "키친타월"}),  # the loanword in both spellings
 )
 
 

@@ -180,7 +180,9 @@ _FILLER_WORDS = korean_text.word_set(
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
 _HONORIFIC = "님"
-_GLUED_ENDINGS = ("같은", "같이", "같", "꺼")
+_GLUED_ENDINGS = ("같은", "같이", "같", "꺼", "째")
+# `콩나물같은 냉장품`: the glued noun is an example of the subject, which the sources name by its kind (냉장 상품)
+_EXAMPLE_ENDINGS = ("같은", "같이", "같")
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
 # statement need not repeat them (it still ranks higher when it does).
 _PARTICLE_YO = ("는요", "은요", "도요", "이요")
@@ -231,6 +233,7 @@ class QuestionFocus:
     conditions: tuple[str, ...] = ()
     # "통장을 바꾸려면": the noun the sources write for the action asked (변경)
     actions: tuple[str, ...] = ()
+    asks_status: bool = False  # "출고됐나요?", "입금됐어요?": whether a step has happened, which a record's 상태 tells
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -296,10 +299,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         word = tokens[0]
         if word.endswith(_HONORIFIC) and len(word) > len(_HONORIFIC) + 1:
             word = word[: -len(_HONORIFIC)]  # `MD님`, `기사님`: the person the evidence names without the honorific
-        # `콩나물같은 냉장품`, `고운들꺼`, `분기꺼`: an example of the noun, or the noun's own one — the noun
+        # `콩나물같은 냉장품`, `고운들꺼`, `분기꺼`, `컨테이너째`: an example of the noun, the noun's own one, or the
+        # noun whole — the noun
         glued = next((ending for ending in _GLUED_ENDINGS if word.endswith(ending)), "")
         if glued and len(word) - len(glued) >= 2:
             word = word[: -len(glued)]
+        else:
+            glued = ""
         words.append(word)
         stem = word if word in PRICE_WORDS else _aspect_stem(word)
         # A number with its counter (`5번`, `1차`, `10월`) qualifies the subject but is written many ways (`5회`):
@@ -311,8 +317,9 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
-        if written[index] in guessed:
-            optional.append(stem)  # "… 어떻게 돼요? 현금이에요?": a guess at the answer, not what it must name
+        if written[index] in guessed or glued in _EXAMPLE_ENDINGS:
+            # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example — not what it must name
+            optional.append(stem)
         if written[index] in analysed_non_nouns:
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
@@ -337,13 +344,16 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
         recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
         asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
-        asks_own=any(word.startswith(_OWN_WORDS) for word in written),
+        asks_own=any(word.startswith(_OWN_WORD_STARTS) for word in written),
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
         actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
+        asks_status=bool(_DONE_YET_RE.search(text)),
     )
 
 
+# A step of an order or a payment asked in the past tense: whether it has happened, not whether it can.
+_DONE_YET_RE = re.compile(r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제)\s*(됐|되었|됬|했|하였)")
 # A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
 _GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")
 _GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지|이에여|이야)$")
@@ -385,7 +395,7 @@ _RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "�
 _NOUN_CUES_START = next(index for index, (_, cues) in enumerate(_ASPECT_CUES) if "마감 시간" in cues)
 # A verb asked about, not a request ("알려주세요") nor a noun with a contrastive 요 ("배송비는요?").
 _POLAR_END_RE = re.compile(r"(?<![은는주])(나요|까요|죠|어요|아요|해요|돼요|내요|와요|워요)\s*[?？]*\s*$")
-_OWN_WORDS = ("저희", "우리")
+_OWN_WORD_STARTS = tuple(korean_text.OWN_WORDS)
 
 
 # A masked vendor or product (`[다른 벤더]이랑 같이 입고`) the question asks about together with the room's own

@@ -37,9 +37,14 @@ QUESTION_WORDS = word_set(
 DEICTIC_WORDS = word_set(
     "그럼 그러면 그거 그건 그게 그걸 그것 그곳 거기 저거 저건 이거 이건", "아까 이어서 해당 방금 앞서 위"
 )
+# Who asks about their own terms ("저희 결제는 …", "우리 배송"): never what a question is about.
+OWN_WORDS = word_set("저희 우리")
 # Determiners that make the next generic noun deictic ("그 제품", "해당 상품").
 DEICTIC_DETERMINERS = word_set("그 저 이 해당 위")
-GENERIC_REFERENTS = word_set("제품 상품 물건 건 거 것 곳 회사 업체 내용 부분 서비스 품목 모델 분")
+GENERIC_REFERENTS = word_set(
+    "제품 상품 물건 건 거 것 곳 회사 업체 내용 부분 서비스 품목 모델 분",
+    "이거 이게 그거 그게 저거",  # a pronoun pointing back at the subject ("이게 입고금액 대비 몇 %")
+)
 # Seed 001 5.2: questions about time, method or reason are follow-up candidates.
 TIME_METHOD_REASON_MARKERS = ("언제", "기간", "왜", "방법", "절차", "신청")
 # A request to do something (`요청하면`, `신청해야`, `접수는`) and a count of days (`며칠`) name no topic of their
@@ -172,13 +177,16 @@ def is_greeting(text: str) -> bool:
     return bool(found) and all(word in GREETING_WORDS or strip_particle(word) in GREETING_WORDS for word in found)
 
 
-def key_noun_phrase(text: str) -> str:
+def key_noun_phrase(text: str, *, keep_aspect_nouns: bool = False) -> str:
     """The longest run of consecutive noun-like words ending in a topic noun, particles stripped and trailing
-    aspect nouns dropped ("하이패스 단말기 가격이 뭔가요?" → "하이패스 단말기"); "" when there is none."""
+    aspect nouns dropped ("하이패스 단말기 가격이 뭔가요?" → "하이패스 단말기"), or kept (`keep_aspect_nouns`: "저희
+    배송 주 몇회에요?" → "배송"); "" when there is none. Who asks (저희, 우리) is never part of it."""
     best: list[str] = []
     run: list[str] = []
     for word in [*words(text), ""]:
         stem = strip_particle(word)
+        if word and stem in OWN_WORDS:
+            continue
         if word and _is_meaningful(word, stem):
             run.append(stem)
             # A particle ends the noun phrase: "단말기가 뭔가요" and "대금은 언제" stop after the noun.
@@ -189,7 +197,9 @@ def key_noun_phrase(text: str) -> str:
         else:
             candidate, run = run, []
         # The aspect asked last time (가격, 납기 …) is not the topic; the follow-up brings its own.
-        while candidate and (candidate[-1] in ASPECT_NOUNS or candidate[-1] in GENERIC_REFERENTS):
+        while candidate and (
+            (candidate[-1] in ASPECT_NOUNS and not keep_aspect_nouns) or candidate[-1] in GENERIC_REFERENTS
+        ):
             candidate = candidate[:-1]
         if len(candidate) > len(best):
             best = candidate

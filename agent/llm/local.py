@@ -284,6 +284,11 @@ def answer_sentences(
     chosen = [best]
     if not follow_up:
         chosen += _second_asks(question, focus, best, statements, question_bigrams, required, record_items)
+    if focus.asks_status and best.source == "record":
+        # "출고됐나요? 납기가 언제였죠": the record answering the other ask tells whether the step happened too.
+        status = next((s for s in statements if s.item == best.item and _is_status(s)), None)
+        if status is not None and status not in chosen:
+            chosen.append(status)
     if best.text.startswith(_CONTINUING_OPENERS):
         # "다만 명절에는 토요일 발주가 추가될 수 있습니다" goes on from the sentence before it, which it qualifies.
         before = next((s for s in statements if s.item == best.item and s.position == best.position - 1), None)
@@ -347,7 +352,10 @@ def _asked_item_only(text: str, focus: QuestionFocus) -> str:
     if len(items) < 2 or not all(item and holds_value(item, kinds) for item in items):
         return text
     names = {_compact(word) for word in (*focus.subject, *(w for w in focus.words if any(c.isdigit() for c in w)))}
-    named = [{name for name in names if name and name in _compact(item)} for item in items]
+    named = [
+        {name for name in names if name and any(variant in _compact(item) for variant in subject_variants(name))}
+        for item in items
+    ]
     held = set().union(*named)
     winners = [item for item, item_names in zip(items, named, strict=True) if held and item_names == held]
     # Only the first item named while the others name nothing: its words may be what every item is about
@@ -367,6 +375,7 @@ _OWN_WORD, _CONTEXT_WORD = 1.0, 0.6
 _SOURCE_BONUS = {"record": 0.3, "faq": 0.15}
 _FACT_PENALTY = 0.1
 _LABEL_BONUS = 0.6
+_STATUS_LABEL = "상태"
 # What answers whether something costs the vendor, besides an amount: who bears it, or that it is free.
 _COST_WORDS = ("비용", "부담", "분담", "무료", "유료", "청구", "요금", "수수료")
 _BOUND_PENALTY = 0.6
@@ -539,7 +548,13 @@ def _answer_score(
         score += _CONDITION_BONUS  # "기한 넘기면요?" is answered by what follows "기한이 지나면", not by the 기한
     if statement.is_fact and _compact(statement.text.split(":", 1)[0]) in focus.words:
         score += _LABEL_BONUS  # "어떤 상태에요?" is answered by the record's `상태: 출고 준비`
+    elif focus.asks_status and _is_status(statement):
+        score += _LABEL_BONUS  # "출고됐나요?" too
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+
+
+def _is_status(statement: Statement) -> bool:
+    return statement.is_fact and _compact(statement.text.split(":", 1)[0]) == _STATUS_LABEL
 
 
 def _names_action(statement: Statement, focus: QuestionFocus) -> bool:
@@ -836,7 +851,11 @@ def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     for earlier in reversed(prior_questions):
         if earlier.strip() == question:
             continue
-        phrase = korean_text.key_noun_phrase(earlier)
+        # An earlier question about an aspect noun alone ("저희 배송 주 몇회에요?") is about that noun when the
+        # follow-up names nothing of its own ("무슨 요일이요?").
+        phrase = korean_text.key_noun_phrase(earlier) or (
+            "" if tokens else korean_text.key_noun_phrase(earlier, keep_aspect_nouns=True)
+        )
         if phrase:
             break
     if not phrase or phrase in question:

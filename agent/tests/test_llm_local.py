@@ -1107,12 +1107,70 @@ def test_two_values_asked_together_are_both_answered():
         # an example of the noun, or the noun's own one
         ("콩나물같은 냉장품은 리드타임 며칠로 잡혀있어요?", ("콩나물", "냉장품", "리드타임")),
         ("절임배추 고운들꺼 중량 옵션이 어떻게 나뉘어요?", ("절임배추", "고운들", "중량", "옵션")),
+        ("수입새우 컨테이너째로 넣을수 있어요?", ("수입새우", "컨테이너", "넣을수")),
+        # a pronoun points back at the subject; it is not one
+        ("물류비 빠져있던데 이게 입고금액 대비 몇퍼센트에요?", ("물류", "입고", "대비")),
         # that time before, and the month written out
         ("지난번 시월 매입 정산 총액이 얼마였는지", ("매입", "정산")),
     ],
 )
 def test_chat_words_around_the_subject_are_read_off(question, subject):
     assert question_focus(question).subject == subject
+
+
+def test_an_example_glued_to_the_noun_need_not_be_named():
+    """`콩나물같은 냉장품`: the sources name the kind (냉장 상품), not every example of it; the owner glued with 꺼
+    (`고운들꺼`) is still what the question is about."""
+    assert question_focus("콩나물같은 냉장품은 리드타임 며칠로 잡혀있어요?").optional == ("콩나물",)
+    assert "고운들" not in question_focus("절임배추 고운들꺼 중량 옵션이 어떻게 나뉘어요?").optional
+
+
+SHIPPING_ORDER_RESULT = (
+    "[1] (거래처 기록 · 주문 SO-2611-1014)\n[주문] 주문 SO-2611-1014\n"
+    "온새미로 컵밥 12입 (OS-101) 30박스 주문 접수. 납기 2026-12-03, 배송지 본사 물류센터. 주문 금액 540,000원.\n"
+    "주문번호: SO-2611-1014 · 수량: 30박스 · 주문 금액: 540,000원 · 납기: 2026-12-03 · 상태: 출고 준비"
+)
+
+
+def test_whether_a_step_happened_is_answered_by_the_records_status():
+    """`출고됐나요?` asks whether the order has shipped: its record's 상태 tells, not the line that it was received;
+    asked beside another value, the status comes with that value's sentence."""
+    assert _answer("컵밥 30박스 그거 출고됐나요?", {"search_records": SHIPPING_ORDER_RESULT}) == ["상태: 출고 준비"]
+    assert _answer("컵밥 30박스 출고됐나요? 납기가 언제였죠", {"search_records": SHIPPING_ORDER_RESULT}) == [
+        "납기 2026-12-03, 배송지 본사 물류센터.",
+        "상태: 출고 준비",
+    ]
+    # whether it can ship is no question of the past
+    assert not question_focus("컵밥 30박스 오늘 출고 되나요?").asks_status
+
+
+def test_words_of_the_domain_for_the_same_thing_answer():
+    """A 트럭 is the 차량 the policy names, a 판촉 직원 its 판촉 사원, the 최소수량 its `최소 주문`, and 키친타올
+    the 키친타월 of the price list — whose own item is the one answered."""
+    loading = (
+        "[1] (지식 허브 · 물류센터 입고 기준)\n"
+        "[물류센터 입고 기준 > 입고 예약] 한 차량에 여러 발주를 싣는 경우 발주서 번호를 모두 입력해야 합니다."
+    )
+    question = "발주 세건을 트럭 하나로 합쳐서 입고하려는데 예약 화면에 뭘 입력해야되죠"
+    assert _answer(question, {"search_faq": loading}) == [
+        "한 차량에 여러 발주를 싣는 경우 발주서 번호를 모두 입력해야 합니다."
+    ]
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 바른햇살 프로모션)\n[프로모션] 11~12월 바른햇살 프로모션\n"
+        "행사 기간 중 바른햇살 전 품목 8% 할인합니다. 20박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다.\n"
+        "할인율: 8% · 최소 주문: 20박스"
+    )
+    assert _answer("그 할인 받을려면 주문 최소수량 있죠?", {"search_records": promotion}) == [
+        "20박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다."
+    ]
+    prices = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "주요 품목 납품 단가: 은빛제지 종이컵 6.5온스 1000개 17,100원, 은빛제지 키친타월 6롤 9,900원, "
+        "은빛제지 물티슈 100매×10 12,000원."
+    )
+    assert _answer("그럼 키친타올은 얼마로 돼 있어요?", {"search_records": prices}) == [
+        "은빛제지 키친타월 6롤 9,900원."
+    ]
 
 
 def test_a_particle_takes_the_form_of_the_word_before_it():

@@ -73,6 +73,9 @@ def test_without_history_nothing_is_rewritten():
             "이천 센터 쪽은요?",
             "센터 반품 회수 요일 이천 센터 쪽은요?",
         ),
+        # who asks is no topic; an earlier question about an aspect noun alone is about that noun
+        (("저희 배송 주 몇회에요?",), "무슨 요일이요?", "배송 무슨 요일이요?"),
+        (("저희 하이패스 단말기 얼마예요?",), "그럼 어디서 사나요?", "하이패스 단말기 어디서 사나요?"),
     ],
 )
 def test_local_provider_rewrites_follow_ups(history, question, expected):
