@@ -312,6 +312,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         # it counts where it is found, it is not required.
         if any(ch.isdigit() for ch in stem) or stem in korean_text.GENERIC_REFERENTS:
             continue
+        if stem in korean_text.DEICTIC_WORDS:
+            continue  # a pronoun points back at the subject ("이게 입고금액 대비 몇 %"); it names none
         family = _ASPECT_WORD_FAMILIES.get(stem)
         names_subject = family is not None and aspect not in (None, PROCEDURE, PLACE) and aspect not in family
         if stem in _NOT_SUBJECT and not names_subject:

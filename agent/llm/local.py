@@ -284,7 +284,7 @@ def answer_sentences(
     chosen = [best]
     if not follow_up:
         chosen += _second_asks(question, focus, best, statements, question_bigrams, required, record_items)
-    if focus.asks_status and best.source == "record":
+    if focus.asks_status and best.source == "record" and len(chosen) < settings.LOCAL_ANSWER_MAX_SENTENCES:
         # "출고됐나요? 납기가 언제였죠": the record answering the other ask tells whether the step happened too.
         status = next((s for s in statements if s.item == best.item and _is_status(s)), None)
         if status is not None and status not in chosen:
@@ -546,15 +546,20 @@ def _answer_score(
         score += _ACTION_BONUS  # "통장을 바꾸려면" is answered about the 계좌 변경, not about paying by 계좌 이체
     if focus.conditions and _states_condition(statement.text, focus.conditions):
         score += _CONDITION_BONUS  # "기한 넘기면요?" is answered by what follows "기한이 지나면", not by the 기한
-    if statement.is_fact and _compact(statement.text.split(":", 1)[0]) in focus.words:
+    if statement.is_fact and _fact_label(statement) in focus.words:
         score += _LABEL_BONUS  # "어떤 상태에요?" is answered by the record's `상태: 출고 준비`
     elif focus.asks_status and _is_status(statement):
         score += _LABEL_BONUS  # "출고됐나요?" too
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
 
 
+def _fact_label(statement: Statement) -> str:
+    """The compacted label of a "label: value" fact (`상태: 출고 준비` → 상태)."""
+    return _compact(statement.text.split(":", 1)[0])
+
+
 def _is_status(statement: Statement) -> bool:
-    return statement.is_fact and _compact(statement.text.split(":", 1)[0]) == _STATUS_LABEL
+    return statement.is_fact and _fact_label(statement) == _STATUS_LABEL
 
 
 def _names_action(statement: Statement, focus: QuestionFocus) -> bool:
