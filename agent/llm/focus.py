@@ -432,6 +432,12 @@ _GLUED_QUESTION_WORD_RE = re.compile(r"몇(?=[가-힣%])")
 _SECOND_ASK_CUES = ((DATE, ("납기", "입금일", "지급일", "출고일")),)
 
 
+def asked_counters(question: str) -> tuple[str, ...]:
+    """Every unit the question counts in, in order ("몇 % 할인이고 몇박스부터" → %, 박스), with its variants."""
+    units = [match[1] for match in _COUNTER_RE.finditer(question)]
+    return tuple(dict.fromkeys(variant for unit in units for variant in _COUNTER_VARIANTS.get(unit, ())))
+
+
 def joined_value_aspects(question: str) -> tuple[str, ...]:
     """The value aspects a question asks one after the other, joined (`흰우유 30박스 금액이랑 납기 알려주세요` → amount,
     date); () when it asks one, or two that only qualify each other (`단가 변경을 요청하면 언제까지` asks a deadline

@@ -11,7 +11,8 @@ from functools import lru_cache
 
 from agent.verification.korean import is_particle
 
-_WORD_RE = re.compile(r"[0-9A-Za-z가-힣]+")
+# A decimal point stands inside a word: "1.8L" is one size, not the words 1 and 8L.
+_WORD_RE = re.compile(r"(?:[0-9A-Za-z가-힣]|(?<=\d)\.(?=\d))+")
 _LATIN_OR_DIGIT_RE = re.compile(r"[0-9A-Za-z]")
 _MAX_PARTICLE_LENGTH = 3
 

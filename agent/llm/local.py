@@ -30,6 +30,7 @@ from agent.llm.focus import (
     PROCEDURE,
     QuestionFocus,
     asked_aspect,
+    asked_counters,
     condition_nouns,
     holds_value,
     joined_value_aspects,
@@ -199,6 +200,48 @@ def answer_sentences(
     follow_up: str = "",
     earlier: str = "",
 ) -> list[str]:
+    """The statements that answer `question` (`_answer_one`); for a message that asks a second question in a
+    sentence of its own ("납기 언제에요? 지금 상태는요?"), the answer to that one joins the first answer."""
+    answers = _answer_one(
+        question,
+        tool_results,
+        excluded=excluded,
+        counterpart_names=counterpart_names,
+        follow_up=follow_up,
+        earlier=earlier,
+    )
+    asks = [] if follow_up else _separate_asks(question, counterpart_names)
+    if not asks:
+        return answers
+    first, second = asks
+    # The second ask read as a follow-up of the first: "지금 상태는요?" is the status of the order asked about.
+    rewritten = rewrite_follow_up(second, [first])
+    second_answers = _answer_one(
+        rewritten or second,
+        tool_results,
+        excluded=excluded,
+        counterpart_names=counterpart_names,
+        follow_up=second if rewritten else "",
+        earlier=first if rewritten else "",
+    )
+    if not second_answers or second_answers[0] in answers:
+        return answers
+    if not answers:
+        answers = _answer_one(first, tool_results, excluded=excluded, counterpart_names=counterpart_names)
+        if not answers:
+            return []  # half an answer to a message of two asks would read as the whole one
+    return [answers[0], second_answers[0]][: settings.LOCAL_ANSWER_MAX_SENTENCES]
+
+
+def _answer_one(
+    question: str,
+    tool_results: list[str],
+    *,
+    excluded: set[str] = frozenset(),
+    counterpart_names: tuple[str, ...] = (),
+    follow_up: str = "",
+    earlier: str = "",
+) -> list[str]:
     """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question`: each names the question's subject
     (in itself or in its context) and, when the question asks for a value, holds a value of that kind. The best
     comes first; a second one only when it stands next to it in the same evidence item. Statements holding a
@@ -208,7 +251,7 @@ def answer_sentences(
     focus = question_focus(question, counterpart_names=counterpart_names)
     if follow_up:
         own_words = question_focus(follow_up, counterpart_names=counterpart_names)
-        if earlier and not own_words.aspect_cued:
+        if earlier and not own_words.aspect_cued and not _asks_state(own_words):
             focus = with_aspect_of(replace(focus, aspect=None, aspect_cued=False), question_focus(earlier))
     if not focus.words:
         return []
@@ -217,6 +260,7 @@ def answer_sentences(
         for statement in evidence_statements(tool_results, counterpart_names=counterpart_names)
         if not any(text and text in statement.text for text in excluded)
     ]
+    statements = _with_brand_wide_subjects(statements, focus)
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
     # A size the question names that the evidence does not (`전단 1면`) is not answered by a statement of another
@@ -246,8 +290,9 @@ def answer_sentences(
     record_items = {item: _compact(" ".join(texts)) for item, texts in record_texts.items()}
     best_by_text: dict[str, tuple] = {}
     for statement in statements:
-        judged = _answer_score(statement, focus, question_bigrams, required, record_items.get(statement.item, ""))
-        if judged is None or not _names_all(statement, added_numbers):
+        record_text = record_items.get(statement.item, "")
+        judged = _answer_score(statement, focus, question_bigrams, required, record_text)
+        if judged is None or not _names_all(statement, added_numbers, record_text):
             continue
         # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that
         # answers best, with its context, stands for it.
@@ -307,19 +352,108 @@ def answer_sentences(
     return [_asked_item_only(statement.text, item_focus) for statement in chosen]
 
 
+# "행사 기간 중 은빛제지 전 품목 10% 할인합니다": a promotion of every product of one brand.
+_BRAND_WIDE_RE = re.compile(r"(?P<brand>[가-힣A-Za-z0-9]+)\s*전\s*품목")
+_PROMOTION_WORDS = korean_text.word_set("행사 할인 할인율 프로모션 특가 세일")
+# How far a product's name may stand after its brand in a record ("늘봄유업 무가당 요거트 1kg").
+_BRAND_TO_PRODUCT_CHARS = 8
+
+
+def _with_brand_wide_subjects(statements: list[Statement], focus: QuestionFocus) -> list[Statement]:
+    """A record of a brand-wide promotion is about every product of that brand: asked "물티슈 행사 몇 %?", it names
+    물티슈 when another record of the evidence names 물티슈 as that brand's product ("은빛제지 물티슈 100매×10 단가
+    11,400원"). The product words it covers join its context; the brand the product belongs to is read from the
+    evidence, never guessed."""
+    if not _PROMOTION_WORDS & set(focus.words):
+        return statements
+    brands: dict[int, set[str]] = {}
+    texts: dict[int, str] = {}
+    for statement in statements:
+        if statement.source != "record":
+            continue
+        texts[statement.item] = f"{texts.get(statement.item, '')} {_compact(statement.text)} {_compact(statement.context)}"
+        brands.setdefault(statement.item, set()).update(
+            _compact(match["brand"]) for match in _BRAND_WIDE_RE.finditer(statement.text)
+        )
+    covered: dict[int, list[str]] = {}
+    for item, item_brands in brands.items():
+        for word in focus.subject:
+            variants = subject_variants(word)
+            if any(variant in texts[item] for variant in variants):
+                continue
+            if word in _PROMOTION_WORDS:
+                continue
+            products = [
+                text
+                for other, text in texts.items()
+                for brand in item_brands
+                for variant in variants
+                if other != item
+                and re.search(f"{re.escape(brand)}.{{0,{_BRAND_TO_PRODUCT_CHARS}}}{re.escape(variant)}", text)
+            ]
+            if products:
+                # The product's size the question names (`1.8L`) is the covered product's too.
+                sizes = [w for w in focus.words if _MEASURE_QUALIFIER_RE.fullmatch(w) and _size_of(w) in products[0]]
+                covered.setdefault(item, []).extend((word, *sizes))
+    if not covered:
+        return statements
+    return [
+        replace(statement, context=" ".join((statement.context, *covered[statement.item])))
+        if statement.item in covered
+        else statement
+        for statement in statements
+    ]
+
+
+# Where a message asks a second question: after a question mark, or at "그리고" ("… 얼마였죠 그리고 … 몇박스부터").
+_ASK_BREAK_RE = re.compile(r"(?<=[?？])\s*|\s+그리고\s+")
+
+
+def _separate_asks(question: str, counterpart_names: tuple[str, ...]) -> list[str]:
+    """The two questions of a message that asks two in their own sentences ("포기김치10kg 단가 얼마였죠? 그리고 한빛
+    행사는 몇박스부터 적용돼요", "납기 언제에요? 지금 상태는요?"), when each asks for something of its own kind;
+    [] otherwise — one question, or a pair the joined-value reading already answers (`금액이랑 납기`)."""
+    if joined_value_aspects(question):
+        return []
+    parts = [part.strip() for part in _ASK_BREAK_RE.split(question) if len(part.strip()) > 1]
+    if len(parts) != 2:
+        return []
+    focuses = [question_focus(part, counterpart_names=counterpart_names) for part in parts]
+    if not all(focus.aspect_cued or _asks_state(focus) for focus in focuses):
+        return []
+    return parts
+
+
+def _asks_state(focus: QuestionFocus) -> bool:
+    return focus.asks_status or _STATUS_LABEL in focus.words
+
+
 def _second_asks(question, focus, best, statements, question_bigrams, required, record_items) -> list[Statement]:
     """For a question that asks two values joined (`금액이랑 납기`, `몇 % 빠지고 몇 박스 이상`), the statement answering
     the value `best` does not: the best one of that aspect about the same subject, from `best`'s own evidence item
     when one there answers (the order's record holds its amount and its due date)."""
     asked = [aspect for aspect in joined_value_aspects(question) if aspect not in ACCEPTED_VALUES.get(focus.aspect, ())]
+    # "몇 % 할인이고 몇박스부터": the other ask counts in its own unit.
+    counter = tuple(unit for unit in asked_counters(question) if unit not in focus.counter)
     answers: list[Statement] = []
     for aspect in asked[: settings.LOCAL_ANSWER_MAX_SENTENCES - 1]:
-        other = replace(focus, aspect=aspect, aspect_cued=True, counter=(), asks_deadline=False, polar=False)
+        other = replace(focus, aspect=aspect, aspect_cued=True, counter=counter, asks_deadline=False, polar=False)
         candidates = []
         for statement in statements:
             if statement is best or statement in answers or _repeats(statement, [best, *answers]):
                 continue
-            judged = _answer_score(statement, other, question_bigrams, required, record_items.get(statement.item, ""))
+            if counter and not _counts_in(statement.text, counter):
+                continue  # "몇박스부터" is answered by `5박스 이상`, not by the product's `5kg`
+            # `best`'s own record is about the subject `best` answered for: its `5박스 이상 주문 시` line need not
+            # name the 총각김치 again.
+            judged = _answer_score(
+                statement,
+                other,
+                question_bigrams,
+                required,
+                record_items.get(statement.item, ""),
+                about_subject=best.source == "record" and statement.item == best.item,
+            )
             if judged is not None:
                 candidates.append((statement.item == best.item, judged[0], statement))
         if candidates:
@@ -437,6 +571,8 @@ def _answer_score(
     question_bigrams: set[str],
     required: tuple[str, ...],
     record_text: str = "",
+    *,
+    about_subject: bool = False,
 ) -> tuple[float, float] | None:
     """(how well a statement answers, the share of the subject it names), or None when it does not answer:
     another subject, or no value of the asked kind. `record_text`: the whole record a record's statement stands
@@ -449,8 +585,10 @@ def _answer_score(
     # `적용 기간` line is not about the 합배송 its heading names), or when the record holds a number the question
     # names with its counter: "콩나물 40박스 언제까지" is that order, so its `납기 2026-12-03` line answers.
     qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
-    if not any(variant in own for word in focus.subject for variant in subject_variants(word)) and not any(
-        _COUNTED_RE.fullmatch(word) and word.lower() in record_text for word in qualifiers
+    if (
+        not about_subject
+        and not any(variant in own for word in focus.subject for variant in subject_variants(word))
+        and not any(_COUNTED_RE.fullmatch(word) and word.lower() in record_text for word in qualifiers)
     ):
         record_text = ""
     for word in focus.subject:
@@ -480,8 +618,8 @@ def _answer_score(
             return None
     elif focus.subject and not matched:
         return None
-    if focus.accepted_values and not holds_value(statement.text, focus.accepted_values):
-        return None
+    if focus.accepted_values and not holds_value(_without_sizes(statement.text, qualifiers), focus.accepted_values):
+        return None  # the question's own `5kg` is what it asks about, not the quantity it asks for
     if (
         focus.polar
         and focus.aspect == AMOUNT
@@ -529,7 +667,7 @@ def _answer_score(
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
         score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
-    if focus.counter and re.search(rf"\d\s*({'|'.join(map(re.escape, focus.counter))})", statement.text):
+    if focus.counter and _counts_in(statement.text, focus.counter):
         score += _COUNTER_BONUS  # "몇 명" is answered by "10명", not by "10개"
     for word, relation in focus.relations:
         if f"{word}{relation}" in own:
@@ -551,6 +689,19 @@ def _answer_score(
     elif focus.asks_status and _is_status(statement):
         score += _LABEL_BONUS  # "출고됐나요?" too
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+
+
+def _counts_in(text: str, units: tuple[str, ...]) -> bool:
+    return bool(re.search(rf"\d\s*({'|'.join(map(re.escape, units))})", text))
+
+
+def _without_sizes(text: str, sizes: list[str]) -> str:
+    """`text` without the sizes the question names (`5kg` also as `5 kg`)."""
+    for size in sizes:
+        match = re.fullmatch(r"(?P<number>\d[\d,./]*)\s*(?P<unit>\D+)", size)
+        if match:
+            text = re.sub(rf"{re.escape(match['number'])}\s*{re.escape(match['unit'])}", " ", text, flags=re.IGNORECASE)
+    return text
 
 
 def _fact_label(statement: Statement) -> str:
@@ -609,11 +760,13 @@ def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
 # A count of goods (`40박스`, `30개`): in a question it names one order or delivery.
 _COUNTED_RE = re.compile(r"\d[\d,]*(박스|개|팩|세트|봉|병|캔|팔레트|ea|kg|톤)", re.IGNORECASE)
-_MEASURE_QUALIFIER_RE = re.compile(r"\d+(/\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m)(짜리)?", re.IGNORECASE)
+_MEASURE_QUALIFIER_RE = re.compile(r"\d+([./]\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m)(짜리)?", re.IGNORECASE)
 
 
-def _names_all(statement: Statement, numbers: tuple[str, ...]) -> bool:
-    text = _compact(f"{statement.text} {statement.context}")
+def _names_all(statement: Statement, numbers: tuple[str, ...], record_text: str = "") -> bool:
+    """The statement names every number (`1.8L`, `1/2면`) in itself, its context or, for a record, the rest of its
+    record: a record is about one thing, so its `할인율: 7%` line is about the 맛술 1.8L its other line names."""
+    text = _compact(f"{statement.text} {statement.context}") + record_text
     return all(any(form in text for form in _qualifier_forms(number)) for number in numbers)
 
 

@@ -1177,3 +1177,71 @@ def test_a_particle_takes_the_form_of_the_word_before_it():
     assert [korean_text.particle_after(word, "이") for word in ("대한물산", "가온상사", "MD")] == ["이", "가", "가"]
     assert [korean_text.particle_after(word, "는") for word in ("정원식품", "바다수산")] == ["은", "은"]
     assert korean_text.particle_after("한빛유통서비스", "은") == "는"
+
+
+def test_a_brand_wide_promotion_answers_for_a_product_the_evidence_names_as_that_brands():
+    """"물티슈 행사 몇 %?" is answered by "은빛제지 전 품목 10% 할인" when another record names 물티슈 as 은빛제지's
+    product; a product no record ties to the brand is not, and a price question is not answered by the promotion."""
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 은빛제지 프로모션)\n[프로모션] 11~12월 은빛제지 프로모션\n"
+        "행사 기간 중 은빛제지 전 품목 10% 할인합니다. 대상: 종이컵 6.5온스 1000개 외. 5박스 이상 주문 시 적용, "
+        "다른 할인과 중복되지 않습니다.\n할인율: 10% · 대상 브랜드: 은빛제지 · 최소 주문: 5박스\n\n"
+        "[2] (거래처 기록 · 물티슈 100매×10)\n은빛제지 물티슈 100매×10 (EB-102) 단가 11,400원\n\n"
+        "[3] (거래처 기록 · 수세미 3입)\n다온생활 수세미 3입 (DO-7) 단가 2,100원"
+    )
+    results = {"search_records": promotion}
+
+    assert _answer("물티슈 지금 행사 몇 % 할인이에여?", results) == ["행사 기간 중 은빛제지 전 품목 10% 할인합니다."]
+    assert _answer("물티슈 100매 지금 할인 몇 프로 들어가요?", results) == [
+        "행사 기간 중 은빛제지 전 품목 10% 할인합니다."
+    ]
+    assert _answer("수세미 지금 행사 몇 % 할인이에요?", results) == []
+    assert _answer("물티슈 단가 얼마에요?", results) == ["은빛제지 물티슈 100매×10 (EB-102) 단가 11,400원"]
+
+
+def test_a_decimal_size_is_one_word_and_the_whole_record_names_it():
+    """`1.8L` is one size, not the words 1 and 8L; the promotion's `대상: 맛술 1.8L` line names it for the rate line."""
+    assert korean_text.words("맛술 1.8L 할인, 12,000원") == ["맛술", "1.8L", "할인", "12", "000원"]
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 참술식품 프로모션)\n[프로모션] 11~12월 참술식품 프로모션\n"
+        "행사 기간 중 참술식품 전 품목 7% 할인합니다. 대상: 맛술 1.8L 외. 10박스 이상 주문 시 적용, "
+        "다른 할인과 중복되지 않습니다."
+    )
+    assert _answer("맛술 1.8L 지금 할인 몇 % 들어가요?", {"search_records": promotion}) == [
+        "행사 기간 중 참술식품 전 품목 7% 할인합니다."
+    ]
+
+
+def test_the_second_ask_counts_in_its_own_unit_and_the_asked_size_is_no_answer():
+    """"몇 % 할인이고 몇박스부터": the second ask is answered by `5박스 이상`, never by the product's own `5kg`."""
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 한빛식품 프로모션)\n[프로모션] 11~12월 한빛식품 프로모션\n"
+        "행사 기간 중 한빛식품 전 품목 10% 할인합니다. 대상: 총각김치 5kg 외. 5박스 이상 주문 시 적용, "
+        "다른 할인과 중복되지 않습니다."
+    )
+    expected = ["행사 기간 중 한빛식품 전 품목 10% 할인합니다.", "5박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다."]
+    assert _answer("총각김치 행사 몇 % 할인이고 몇박스부터에요?", {"search_records": promotion}) == expected
+    assert _answer("총각김치 5kg 행사 할인 몇프로고 최소 몇 박스 넣어야돼요?", {"search_records": promotion}) == expected
+
+
+def test_a_second_question_in_its_own_sentence_is_answered_too():
+    """"납기 언제에요? 지금 상태는요?": the second question, read as a follow-up of the first, adds its answer; a
+    second ask the first answer already answers adds nothing."""
+    order = (
+        "[1] (거래처 기록 · 발주 PO-2611-014 고등어)\n[주문] 발주 PO-2611-014 고등어\n"
+        "바다수산 고등어 1kg 40박스 주문 접수.\n납기 2026-12-03, 배송지 본사 물류센터.\n"
+        "상태: 출고 준비 · 금액: 480,000원"
+    )
+    assert _answer("고등어 40박스 주문 넣은거 납기 언제에요? 지금 상태는요?", {"search_records": order}) == [
+        "납기 2026-12-03, 배송지 본사 물류센터.",
+        "상태: 출고 준비",
+    ]
+    assert _answer("고등어 40박스 주문 넣은거 납기 언제에요?", {"search_records": order}) == [
+        "납기 2026-12-03, 배송지 본사 물류센터."
+    ]
+    delivery = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n배송은 주 2회 (화·금) 진행합니다."
+    )
+    assert _answer("일주일에 배송 며칠 들어와요? 요일도 알려주세요", {"search_records": delivery}) == [
+        "배송은 주 2회 (화·금) 진행합니다."
+    ]
