@@ -371,7 +371,9 @@ def _with_brand_wide_subjects(statements: list[Statement], focus: QuestionFocus)
     for statement in statements:
         if statement.source != "record":
             continue
-        texts[statement.item] = f"{texts.get(statement.item, '')} {_compact(statement.text)} {_compact(statement.context)}"
+        texts[statement.item] = " ".join(
+            (texts.get(statement.item, ""), _compact(statement.text), _compact(statement.context))
+        )
         brands.setdefault(statement.item, set()).update(
             _compact(match["brand"]) for match in _BRAND_WIDE_RE.finditer(statement.text)
         )

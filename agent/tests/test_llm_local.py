@@ -1180,7 +1180,7 @@ def test_a_particle_takes_the_form_of_the_word_before_it():
 
 
 def test_a_brand_wide_promotion_answers_for_a_product_the_evidence_names_as_that_brands():
-    """"물티슈 행사 몇 %?" is answered by "은빛제지 전 품목 10% 할인" when another record names 물티슈 as 은빛제지's
+    """ "물티슈 행사 몇 %?" is answered by "은빛제지 전 품목 10% 할인" when another record names 물티슈 as 은빛제지's
     product; a product no record ties to the brand is not, and a price question is not answered by the promotion."""
     promotion = (
         "[1] (거래처 기록 · 11~12월 은빛제지 프로모션)\n[프로모션] 11~12월 은빛제지 프로모션\n"
@@ -1213,19 +1213,23 @@ def test_a_decimal_size_is_one_word_and_the_whole_record_names_it():
 
 
 def test_the_second_ask_counts_in_its_own_unit_and_the_asked_size_is_no_answer():
-    """"몇 % 할인이고 몇박스부터": the second ask is answered by `5박스 이상`, never by the product's own `5kg`."""
+    """ "몇 % 할인이고 몇박스부터": the second ask is answered by `5박스 이상`, never by the product's own `5kg`."""
     promotion = (
         "[1] (거래처 기록 · 11~12월 한빛식품 프로모션)\n[프로모션] 11~12월 한빛식품 프로모션\n"
         "행사 기간 중 한빛식품 전 품목 10% 할인합니다. 대상: 총각김치 5kg 외. 5박스 이상 주문 시 적용, "
         "다른 할인과 중복되지 않습니다."
     )
-    expected = ["행사 기간 중 한빛식품 전 품목 10% 할인합니다.", "5박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다."]
-    assert _answer("총각김치 행사 몇 % 할인이고 몇박스부터에요?", {"search_records": promotion}) == expected
-    assert _answer("총각김치 5kg 행사 할인 몇프로고 최소 몇 박스 넣어야돼요?", {"search_records": promotion}) == expected
+    results = {"search_records": promotion}
+    expected = [
+        "행사 기간 중 한빛식품 전 품목 10% 할인합니다.",
+        "5박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다.",
+    ]
+    assert _answer("총각김치 행사 몇 % 할인이고 몇박스부터에요?", results) == expected
+    assert _answer("총각김치 5kg 행사 할인 몇프로고 최소 몇 박스 넣어야돼요?", results) == expected
 
 
 def test_a_second_question_in_its_own_sentence_is_answered_too():
-    """"납기 언제에요? 지금 상태는요?": the second question, read as a follow-up of the first, adds its answer; a
+    """ "납기 언제에요? 지금 상태는요?": the second question, read as a follow-up of the first, adds its answer; a
     second ask the first answer already answers adds nothing."""
     order = (
         "[1] (거래처 기록 · 발주 PO-2611-014 고등어)\n[주문] 발주 PO-2611-014 고등어\n"
@@ -1239,9 +1243,7 @@ def test_a_second_question_in_its_own_sentence_is_answered_too():
     assert _answer("고등어 40박스 주문 넣은거 납기 언제에요?", {"search_records": order}) == [
         "납기 2026-12-03, 배송지 본사 물류센터."
     ]
-    delivery = (
-        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n배송은 주 2회 (화·금) 진행합니다."
-    )
+    delivery = "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n배송은 주 2회 (화·금) 진행합니다."
     assert _answer("일주일에 배송 며칠 들어와요? 요일도 알려주세요", {"search_records": delivery}) == [
         "배송은 주 2회 (화·금) 진행합니다."
     ]
