@@ -34,6 +34,10 @@ SUBJECT_SYNONYMS = (
     frozenset({"직원", "사원"}),  # 판촉 직원 is the 판촉 사원 the sources name
     frozenset({"최소수량", "최소주문", "최소주문수량", "moq"}),  # compared with the compacted text: 최소 주문: 20박스
     frozenset({"키친타올", "키친타월"}),  # the loanword in both spellings
+    frozenset({"팔레트", "파레트", "빠레트", "파렛트"}),  # the loading pallet as vendors spell it
+    frozenset({"무게", "중량"}),
+    frozenset({"신입", "신규"}),
+    frozenset({"pl보험", "생산물배상책임보험", "배상책임보험"}),  # product liability insurance, by its short name
 )
 
 
@@ -59,6 +63,14 @@ _SPOKEN_FORMS = (
     (re.compile(r"(?<=니)당(?=[\s~!?.]|$)"), "다"),
     (re.compile(r"(?<=[나가까에세어아해돼워])여(?=[\s~!?.]|$)"), "요"),
     (re.compile(r"(\d)\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), r"\1%"),
+    # units said aloud: `10키로`, `210그람`, `1.8리터`; "키로짜리" alone is the one-kilo pack
+    (re.compile(r"(\d)\s*(?:키로|킬로)(?:그램)?"), r"\1kg"),
+    (re.compile(r"(?<![\d가-힣])(?:키로|킬로)짜리"), "1kg짜리"),
+    (re.compile(r"(\d)\s*그람"), r"\1g"),
+    (re.compile(r"(\d)\s*리터"), r"\1L"),
+    # the contracted topic particle: `저흰` is 저희는, `우린` is 우리는
+    (re.compile(r"(?<![가-힣])저흰(?![가-힣])"), "저희는"),
+    (re.compile(r"(?<![가-힣])우린(?![가-힣])"), "우리는"),
     (re.compile(r"몇\s*(?:프로|퍼센트)(?![가-힣]*(?:모션|그램|세스|필|젝트|드))"), "몇 %"),
 )
 
@@ -66,7 +78,8 @@ _SPOKEN_FORMS = (
 def spoken_forms_written(text: str) -> str:
     """`text` with the spoken short forms of chat written out: `토욜 날도` → `토요일 날도`, `낼 오전` → `내일 오전`,
     `몇 프로였죠` → `몇 %였죠`, `10프로` → `10%`, `비번` → `비밀번호`, `카톡으로` / `톡으로` → `카카오톡으로`, `몇일` →
-    `며칠`, `시월` → `10월`, `부탁드립니당` → `부탁드립니다`, `있나여` → `있나요`."""
+    `며칠`, `시월` → `10월`, `부탁드립니당` → `부탁드립니다`, `있나여` → `있나요`, `10키로` → `10kg`,
+    `저흰` → `저희는`."""
     for pattern, written in _SPOKEN_FORMS:
         text = pattern.sub(written, text)
     return text
@@ -84,6 +97,13 @@ def verb_noun(word: str) -> str:
 
 def subject_variants(word: str) -> frozenset[str]:
     """The word and the other words this domain uses for the same subject, lower case (statements are compared
-    in lower case: `POS`, `EDI`)."""
+    in lower case: `POS`, `EDI`). A kind of goods said with 품 or 품목 is that kind of 상품: `수입품` is a
+    `수입 상품`, `냉장품목` a `냉장 상품` (compared without spaces)."""
+    word = word.lower()
     groups = [group for group in SUBJECT_SYNONYMS if word in group]
-    return frozenset().union(*groups) if groups else frozenset({word.lower()})
+    variants = frozenset().union(*groups) if groups else frozenset({word})
+    kind = _GOODS_KIND_RE.fullmatch(word)
+    return variants | {f"{kind['kind']}상품"} if kind else variants
+
+
+_GOODS_KIND_RE = re.compile(r"(?P<kind>[가-힣]{2,})(?:품목|품)")

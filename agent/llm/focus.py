@@ -165,6 +165,8 @@ _ASPECT_WORD_FAMILIES = {
 }
 _FILLER_WORDS = korean_text.word_set(
     "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 다음 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
+    # the present period a question is asked in ("이달 말", "올해 계약"): the question's date decides it
+    "이달 이번주 금주 올해 금년",
     "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
     # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
@@ -463,7 +465,9 @@ def joined_value_aspects(question: str) -> tuple[str, ...]:
 
 
 def _cue_index(text: str) -> int | None:
-    """The index in _ASPECT_CUES of the first cue found in ``text``, None when none is."""
+    """The index in _ASPECT_CUES of the first cue found in ``text``, None when none is. `몇명까지`, `몇달치` are
+    read as written apart (`몇 명`, `몇 달`)."""
+    text = _GLUED_QUESTION_WORD_RE.sub("몇 ", text)
     return next((index for index, (_, cues) in enumerate(_ASPECT_CUES) if any(cue in text for cue in cues)), None)
 
 

@@ -32,7 +32,7 @@ _NOUNS_ENDING_LIKE_PARTICLE = tuple(
 
 # Interrogatives: what a question asks, never its topic.
 QUESTION_WORDS = word_set(
-    "뭐 뭐뭐 뭔 뭘 무엇 무슨 어떤 어떻게 어디 어디서 어디에 어디로 언제 왜 얼마 얼마나 몇 어느 누구"
+    "뭐 뭐뭐 뭔 뭘 무엇 무슨 어떤 어떻게 어디 어디서 어디에 어디로 언제 왜 얼마 얼마나 몇 어느 누구 뭐가 뭐를 무엇이"
 )
 # Words that point back into the conversation (seed 001 5.2 plus their usual spoken forms).
 DEICTIC_WORDS = word_set(

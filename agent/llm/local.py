@@ -224,12 +224,12 @@ def answer_sentences(
         follow_up=second if rewritten else "",
         earlier=first if rewritten else "",
     )
-    if not second_answers or second_answers[0] in answers:
-        return answers
     if not answers:
+        # The whole message names what only one of its questions is about ("주말엔 안되나요" beside the hours):
+        # the first question's answer, on its own.
         answers = _answer_one(first, tool_results, excluded=excluded, counterpart_names=counterpart_names)
-        if not answers:
-            return []  # half an answer to a message of two asks would read as the whole one
+    if not answers or not second_answers or second_answers[0] in answers:
+        return answers
     return [answers[0], second_answers[0]][: settings.LOCAL_ANSWER_MAX_SENTENCES]
 
 
@@ -285,7 +285,7 @@ def _answer_one(
     }
     record_texts: dict[int, list[str]] = {}
     for statement in statements:
-        if statement.source == "record":
+        if statement.source in ("record", "faq"):
             record_texts.setdefault(statement.item, []).append(statement.text)
     record_items = {item: _compact(" ".join(texts)) for item, texts in record_texts.items()}
     best_by_text: dict[str, tuple] = {}
@@ -344,7 +344,16 @@ def _answer_one(
             break
         close = score >= _SECOND_SENTENCE_SHARE * best_score
         follows = statement.item == best.item and abs(statement.position - best.position) == 1
-        if follows and close and not statement.is_fact and statement not in chosen and not _repeats(statement, chosen):
+        # Beside "선물세트는 25% 이하", the general rule it sets 선물세트 apart from would read as a rival value.
+        apart = _sets_topic_apart(best, focus) and not _sets_topic_apart(statement, focus)
+        if (
+            follows
+            and close
+            and not apart
+            and not statement.is_fact
+            and statement not in chosen
+            and not _repeats(statement, chosen)
+        ):
             chosen.append(statement)
     # A follow-up that names a subject of its own ("물티슈는요?" after a question about 종이컵) asks about that one
     # item of a list, although its rewritten query names both.
@@ -524,13 +533,14 @@ _LOOSE_VALUE_ASPECTS = frozenset({PLACE, PROCEDURE, PARTY, CONTACT})
 _RECORD_MARGIN = 1.0
 _FULL_SHARE = 0.9
 _NUMBER_RE = re.compile(r"\d[\d,.]*")
-_COUNTER_BONUS = 0.6
+_COUNTER_BONUS = 1.0
 _SYNONYM_WEIGHT = 0.85
 _RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
 _OPPOSITE_RELATION = {"전": "후", "후": "전", "이전": "이후", "이후": "이전"}
 _DEADLINE_BONUS = 0.3
 _CONDITION_BONUS = 1.0
 _ACTION_BONUS = 0.8
+_TOPIC_BONUS = 1.0
 _RECURRING_BONUS = 0.3
 _WEEKDAY_RE = re.compile(r"[월화수목금토일]요일|[월화수목금토일]\s*[·,/]\s*[월화수목금토일]")
 _RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월말|말일|[월화수목금토일]요일|주\s*\d\s*회|마다")
@@ -587,9 +597,11 @@ def _answer_score(
     # `적용 기간` line is not about the 합배송 its heading names), or when the record holds a number the question
     # names with its counter: "콩나물 40박스 언제까지" is that order, so its `납기 2026-12-03` line answers.
     qualifiers = [word for word in focus.words if any(ch.isdigit() for ch in word)]
+    # An FAQ answer is about the entry's question: its sentences count for one that names the subject there.
+    named_near = f"{own} {context}" if statement.source == "faq" else own
     if (
         not about_subject
-        and not any(variant in own for word in focus.subject for variant in subject_variants(word))
+        and not any(variant in named_near for word in focus.subject for variant in subject_variants(word))
         and not any(_COUNTED_RE.fullmatch(word) and word.lower() in record_text for word in qualifiers)
     ):
         record_text = ""
@@ -607,7 +619,10 @@ def _answer_score(
             found, named_fully = found + weight * nearness, named_fully + nearness
             matched += 1
         elif _names_word(record_text, variants, word):
-            found, named_fully = found + weight * _CONTEXT_WORD, named_fully + _CONTEXT_WORD
+            # Another sentence of an FAQ answer only makes this one eligible: within the entry, the sentence
+            # naming the word itself is the answer ("선물세트는 25% 이하" rather than "식품 15% 이하").
+            nearness = _CONTEXT_WORD if statement.source == "record" else 0.0
+            found, named_fully = found + weight * nearness, named_fully + nearness
             matched += 1
         else:
             continue
@@ -682,6 +697,8 @@ def _answer_score(
         score += _COUNTER_BONUS  # "배송 요일" is answered by "월·수·금", not by "평일 오후 3시"
     if focus.recurring and _RECURRING_RE.search(statement.text):
         score += _RECURRING_BONUS  # "매달 며칠" is answered by the day of every month, not by one month's date
+    if _sets_topic_apart(statement, focus):
+        score += _TOPIC_BONUS  # "선물세트는 몇 %?" is answered by "선물세트는 25% 이하", the same topic set apart
     if _names_action(statement, focus):
         score += _ACTION_BONUS  # "통장을 바꾸려면" is answered about the 계좌 변경, not about paying by 계좌 이체
     if focus.conditions and _states_condition(statement.text, focus.conditions):
@@ -704,6 +721,11 @@ def _without_sizes(text: str, sizes: list[str]) -> str:
         if match:
             text = re.sub(rf"{re.escape(match['number'])}\s*{re.escape(match['unit'])}", " ", text, flags=re.IGNORECASE)
     return text
+
+
+def _sets_topic_apart(statement: Statement, focus: QuestionFocus) -> bool:
+    """The statement marks a topic of the question with 은/는 as the question does (`선물세트는`)."""
+    return any(re.search(rf"{re.escape(word)}\s*(은|는)(?![가-힣])", statement.text) for word in focus.marked)
 
 
 def _fact_label(statement: Statement) -> str:

@@ -80,6 +80,9 @@ def test_spoken_short_forms_are_read_in_the_written_form_of_the_sources():
     )
     assert spoken_forms_written("시월 정산이랑 유월 정산") == "10월 정산이랑 6월 정산"
     assert spoken_forms_written("단가 확인 부탁드립니당~ 있나여?") == "단가 확인 부탁드립니다~ 있나요?"
+    assert spoken_forms_written("된장 3키로, 즉석밥 210그람, 들기름 1.8리터") == "된장 3kg, 즉석밥 210g, 들기름 1.8L"
+    assert spoken_forms_written("전통약과 키로짜리 단가") == "전통약과 1kg짜리 단가"
+    assert spoken_forms_written("저흰 몇시까지요? 우린요") == "저희는 몇시까지요? 우린요"
     # Longer words holding the same letters stay as written.
     for text in [
         "프로모션 몇 건",

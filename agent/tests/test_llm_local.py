@@ -1247,3 +1247,78 @@ def test_a_second_question_in_its_own_sentence_is_answered_too():
     assert _answer("일주일에 배송 며칠 들어와요? 요일도 알려주세요", {"search_records": delivery}) == [
         "배송은 주 2회 (화·금) 진행합니다."
     ]
+
+
+def test_a_kind_of_goods_and_a_short_name_are_the_subject_the_sources_write_out():
+    """`수입품` is a `수입 상품`, `PL보험` the 생산물 배상책임보험, `파레트` the 팔레트, `신입` the 신규 one; `뭐가`
+    asks and names nothing."""
+    from agent.knowledge.synonyms import subject_variants
+
+    assert "수입상품" in subject_variants("수입품") and "냉장상품" in subject_variants("냉장품목")
+    assert "팔레트" in subject_variants("파레트") and "생산물배상책임보험" in subject_variants("PL보험")
+    documents = (
+        "[1] (FAQ · 수입 상품 납품 시 필요한 서류는?)\n질문: 수입 상품 납품 시 필요한 서류는?\n"
+        "답변: 수입신고필증과 수입식품 검사 성적서를 상품 등록 시 제출해 주세요.\n\n"
+        "[2] (FAQ · 보험 가입이 필수인가요?)\n질문: 보험 가입이 필수인가요?\n"
+        "답변: 식품 협력사는 생산물 배상책임보험 가입이 필수이며 보상 한도는 1억 원 이상이어야 합니다. "
+        "보험 증권 사본을 매년 갱신해 제출해 주세요.\n\n"
+        "[3] (FAQ · 팔레트 적재 기준이 있나요?)\n질문: 팔레트 적재 기준이 있나요?\n"
+        "답변: 팔레트 1개당 높이는 1.5m 이하, 중량은 1톤 이하로 적재해 주세요."
+    )
+    results = {"search_faq": documents}
+    assert _answer("수입품 새로 등록하려는데 서류 뭐가 필요해요?", results) == [
+        "수입신고필증과 수입식품 검사 성적서를 상품 등록 시 제출해 주세요."
+    ]
+    assert _answer("보험 갱신하려는데 PL보험 한도 최소 얼마짜리로 가입해야 되는지요", results) == [
+        "식품 협력사는 생산물 배상책임보험 가입이 필수이며 보상 한도는 1억 원 이상이어야 합니다."
+    ]
+    assert _answer("파레트 몇미터 높이까지 쌓아도 돼요? 무게 제한도 있나요", results) == [
+        "팔레트 1개당 높이는 1.5m 이하, 중량은 1톤 이하로 적재해 주세요."
+    ]
+
+
+def test_a_number_asked_with_a_glued_counter_asks_that_number():
+    """`몇명까지 돼요?` asks how many (the `5명` sentence), not whether: the counter glued to 몇 is read apart."""
+    assert question_focus("알림톡 받는 직원 몇명까지 돼요?").aspect == "quantity"
+    assert question_focus("엑셀 몇달치까지 한번에 돼요?").aspect == "duration"
+    entry = (
+        "[1] (FAQ · 발주 알림을 받을 담당자를 추가하고 싶어요.)\n질문: 발주 알림을 받을 담당자를 추가하고 싶어요.\n"
+        "답변: 파트너센터 [설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다. "
+        "추가된 담당자에게는 발주·반품 알림톡이 함께 발송됩니다."
+    )
+    assert _answer("발주 알림톡 받는 직원 더 넣고싶은데 몇명까지 돼요?", {"search_faq": entry}) == [
+        "파트너센터 [설정] > [알림 수신자]에서 최대 5명까지 추가할 수 있습니다."
+    ]
+
+
+def test_an_faq_answer_is_about_its_entry_and_the_topic_set_apart_is_answered():
+    """A sentence of an FAQ answer answers for the subject another sentence of the entry names ("최대 3개월 범위까지"
+    in the entry about [발주 조회]'s Excel download); "선물세트는 몇 %?" is answered by the sentence that sets 선물세트
+    apart with 는, not by the general rule before it."""
+    download = (
+        "[1] (FAQ · 발주서 엑셀 다운로드가 가능한가요?)\n질문: 발주서 엑셀 다운로드가 가능한가요?\n"
+        "답변: 네, [발주 조회] 화면 오른쪽 위의 [엑셀 다운로드] 버튼으로 조회된 발주를 한 번에 받으실 수 있습니다. "
+        "최대 3개월 범위까지 조회됩니다."
+    )
+    assert _answer("발주조회에서 엑셀 받을 때 몇달치까지 한번에 돼요?", {"search_faq": download}) == [
+        "최대 3개월 범위까지 조회됩니다."
+    ]
+    packaging = (
+        "[1] (FAQ · 과대포장 기준이 있나요?)\n질문: 과대포장 기준이 있나요?\n"
+        "답변: 포장 공간 비율은 식품 15% 이하, 포장 횟수는 2차 이내여야 합니다. 선물세트는 25% 이하 기준이 적용됩니다."
+    )
+    assert _answer("선물세트는 포장 공간 비율 몇 %까지 괜찮아요?", {"search_faq": packaging}) == [
+        "선물세트는 25% 이하 기준이 적용됩니다."
+    ]
+
+
+def test_a_message_of_two_questions_whose_second_finds_nothing_answers_the_first():
+    """ "몇시부터 몇시까지 답해줘요? 주말엔 안되나요": the hours answer the first question although no sentence names
+    주말; the whole message read as one would ask for both."""
+    hours = (
+        "[1] (FAQ · 카카오톡 문의 운영 시간은 언제인가요?)\n질문: 카카오톡 문의 운영 시간은 언제인가요?\n"
+        "답변: 카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
+    )
+    assert _answer("카톡 문의는 몇시부터 몇시까지 답해줘요? 주말엔 안되나요", {"search_faq": hours}) == [
+        "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
+    ]
