@@ -115,8 +115,9 @@ _ASPECT_CUES = (
     (TIME, ("몇 시", "몇시")),
     (DURATION, ("언제까지", "얼마동안", "얼마 동안", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸",
                 "며칠 만에", "몇 시간 안", "몇 주", "몇 달", "몇 개월")),
-    (DATE, ("언제", "며칠", "몇 일", "무슨 요일")),
-    (QUANTITY, ("몇 개", "몇 박스", "몇개", "몇 팔레트", "몇 도", "몇 번", "몇 회", "몇 명", "몇 건", "몇 장")),
+    (DATE, ("언제", "며칠", "몇 일", "무슨 요일", "몇 월")),
+    (QUANTITY, ("몇 개", "몇 박스", "몇개", "몇 팔레트", "몇 도", "몇 번", "몇 회", "몇 명", "몇 건", "몇 장",
+                "몇 점")),
     (MEASURE, ("얼마나",)),
     (AMOUNT, ("얼마",)),
     (PLACE, ("어디", "어느 센터", "어느 창고")),
@@ -143,8 +144,9 @@ _ASPECT_CUES = (
 _COUNTER_VARIANTS = {
     "번": ("번", "회"), "회": ("회", "번"), "개": ("개", "ea", "EA"), "명": ("명",), "건": ("건",), "시": ("시",),
     "시간": ("시간",), "박스": ("박스",), "도": ("도",), "장": ("장", "부", "매"), "주": ("주",), "%": ("%",),
+    "점": ("점",),
 }  # fmt: skip
-_COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|주|%)")
+_COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|주|%|점)")
 # Words that only say which aspect is asked, or how: never the subject.
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
@@ -167,6 +169,8 @@ _FILLER_WORDS = korean_text.word_set(
     "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 다음 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
     # the present period a question is asked in ("이달 말", "올해 계약"): the question's date decides it
     "이달 이번주 금주 올해 금년",
+    # the asker's own state of mind ("기억이 안나네요", "헷갈려서요"), not what is asked about
+    "기억 헷갈려서 헷갈려서요 맨날",
     "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
     # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
@@ -250,6 +254,7 @@ _NOT_SUBJECT = _ASPECT_WORDS | PRICE_WORDS | _FILLER_WORDS | _ACTION_NOUNS
 def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) -> QuestionFocus:
     """`counterpart_names`: the room's vendor — asking "세림식품 최소 주문 금액" names who asks, not what about."""
     text = _without_masks(" ".join(spoken_forms_written(question).split()))
+    text = _GLUED_ASKING_RE.sub(r" \1", text)
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
@@ -275,6 +280,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     analysed_non_nouns = morphology.non_nouns(text)
     analysed_nouns = morphology.word_nouns(text)
     non_nouns: list[str] = []
+    examples = _example_positions(written)
+    mixed_up = {match[1] for match in _MIXED_UP_RE.finditer(text)}
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -321,7 +328,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
-        if written[index] in guessed or glued in _EXAMPLE_ENDINGS:
+        if written[index] in guessed or glued in _EXAMPLE_ENDINGS or index in examples or stem in mixed_up:
             # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example — not what it must name
             optional.append(stem)
         if written[index] in analysed_non_nouns:
@@ -361,6 +368,12 @@ _DONE_YET_RE = re.compile(r"(출고|입고|배송|발송|도착|처리|접수|�
 # A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
 _GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")
 _GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지|이에여|이야)$")
+
+
+# A question word typed against the noun it asks about: `단가얼마에요` is 단가 얼마에요.
+_GLUED_ASKING_RE = re.compile(r"(?<=[가-힣]{2})(얼마|언제)")
+# "맛김치랑 자꾸 헷갈려서": the thing the asker mixes the subject up with, not the subject.
+_MIXED_UP_RE = re.compile(r"([가-힣A-Za-z0-9]+?)(?:이랑|랑|하고|와|과)\s+(?:[가-힣]+\s+)?헷갈")
 
 
 def _guess(text: str) -> str:
@@ -462,6 +475,28 @@ def joined_value_aspects(question: str) -> tuple[str, ...]:
         if not related and _ASKS_JOINED_RE.search(text[end:start]):
             aspects.append(aspect)
     return tuple(aspects) if len(aspects) > 1 else ()
+
+
+# "요거트 치즈 이런 냉장품목", "콩나물 같은 냉장품": the words before name examples of the noun after.
+_EXAMPLE_MARKERS = frozenset({"이런", "같은", "등", "등등"})
+_MAX_EXAMPLES = 3
+
+
+def _example_positions(written: list[str]) -> set[int]:
+    """The indexes of the words a question gives as examples, bare nouns right before an example marker."""
+    positions: set[int] = set()
+    for index, word in enumerate(written):
+        if word not in _EXAMPLE_MARKERS:
+            continue
+        before = index - 1
+        while (
+            before >= 0
+            and index - before <= _MAX_EXAMPLES
+            and written[before] == korean_text.strip_particle(written[before])
+        ):
+            positions.add(before)
+            before -= 1
+    return positions
 
 
 def _cue_index(text: str) -> int | None:

@@ -496,7 +496,8 @@ def _asked_item_only(text: str, focus: QuestionFocus) -> str:
     items = [item.strip() for item in _ITEM_BREAK_RE.split(items_text)]
     if len(items) < 2 or not all(item and holds_value(item, kinds) for item in items):
         return text
-    names = {_compact(word) for word in (*focus.subject, *(w for w in focus.words if any(c.isdigit() for c in w)))}
+    subject = [word for word in focus.subject if word not in focus.optional] or focus.subject
+    names = {_compact(word) for word in (*subject, *(w for w in focus.words if any(c.isdigit() for c in w)))}
     named = [
         {name for name in names if name and any(variant in _compact(item) for variant in subject_variants(name))}
         for item in items
@@ -635,8 +636,15 @@ def _answer_score(
             return None
     elif focus.subject and not matched:
         return None
-    if focus.accepted_values and not holds_value(_without_sizes(statement.text, qualifiers), focus.accepted_values):
-        return None  # the question's own `5kg` is what it asks about, not the quantity it asks for
+    value_text = _without_sizes(statement.text, qualifiers)
+    if (
+        focus.accepted_values
+        and not holds_value(value_text, focus.accepted_values)
+        and not (focus.counter and _counts_in(value_text, focus.counter))
+    ):
+        # The question's own `5kg` is what it asks about, not the quantity it asks for; a number in the unit asked
+        # (`몇 점` → 96점) is a value of its kind.
+        return None
     if (
         focus.polar
         and focus.aspect == AMOUNT

@@ -1322,3 +1322,46 @@ def test_a_message_of_two_questions_whose_second_finds_nothing_answers_the_first
     assert _answer("카톡 문의는 몇시부터 몇시까지 답해줘요? 주말엔 안되나요", {"search_faq": hours}) == [
         "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "optional"),
+    [
+        # examples before 이런 / 같은 name the kind after them, which the sources write
+        (
+            "요거트 치즈 이런 냉장품목 리드타임 며칠이에요",
+            ("요거트", "치즈", "냉장품목", "리드타임"),
+            ("요거트", "치즈"),
+        ),
+        # a compound ending in 출고 keeps it; the asker's memory is no subject
+        ("리콜 결정되면 로트 생산출고 내역 언제까지 넘겨야돼요?", ("리콜", "결정", "로트", "생산출고", "내역"), ()),
+        ("직배송 시범사업 들어간 게 몇월이었는지 기억이 안나네요", ("직배송", "시범사업"), ()),
+        # a question word typed against its noun, and the thing the asker mixes the subject up with
+        ("깍두기 5kg 단가얼마에요 맛김치랑 자꾸 헷갈려서", ("깍두기", "맛김치"), ("맛김치",)),
+    ],
+)
+def test_what_a_question_names_beside_its_subject(question, subject, optional):
+    focus = question_focus(question)
+    assert [word for word in focus.subject if word not in focus.non_nouns] == list(subject)
+    assert set(optional) <= set(focus.optional)
+    assert not set(focus.optional) & (set(subject) - set(optional))
+
+
+def test_a_month_or_a_score_asked_is_a_value_of_its_own_kind():
+    """`몇월이었는지` asks a date; `몇 점` is answered by `96점`; the item list is cut to the product asked, not the one
+    it is mixed up with."""
+    assert question_focus("시범사업 들어간 게 몇월이었는지").aspect == "date"
+    inspection = (
+        "[1] (지식 허브 · 입고 검사 기준)\n[입고 검사 기준 > 정기 점검] 2026년 2분기 점검에서 위생 점수 96점으로 "
+        "우수 등급을 받았습니다."
+    )
+    assert _answer("2분기 위생 점검 때 저희 몇 점 받았어요?", {"search_faq": inspection}) == [
+        "2026년 2분기 점검에서 위생 점수 96점으로 우수 등급을 받았습니다."
+    ]
+    prices = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "주요 품목 납품 단가: 한빛식품 맛김치 5kg 17,600원, 한빛식품 깍두기 5kg 17,500원."
+    )
+    assert _answer("깍두기 5kg 단가얼마에요 맛김치랑 자꾸 헷갈려서", {"search_records": prices}) == [
+        "한빛식품 깍두기 5kg 17,500원."
+    ]
