@@ -68,6 +68,12 @@ _SPOKEN_FORMS = (
     (re.compile(r"(?<![\d가-힣])(?:키로|킬로)짜리"), "1kg짜리"),
     (re.compile(r"(\d)\s*그람"), r"\1g"),
     (re.compile(r"(\d)\s*리터"), r"\1L"),
+    # half a page of a leaflet, as the sources write the share: `전단 반면`, `반 페이지짜리` → `1/2면` (a lone
+    # `반면` is "on the other hand")
+    (re.compile(r"(?<=전단 )반\s*(?:페이지|면)|(?<![가-힣])반\s*(?:페이지|면)(?=\s*(?:짜리|광고))"), "1/2면"),
+    (re.compile(r"(?<![가-힣])반\s*페이지"), "1/2면"),
+    # a product name typed against its size (`배도라지즙30포`, `포기김치10kg`) is the name and the size
+    (re.compile(r"(?<=[가-힣]{2})(?=\d+(?:\.\d+)?\s*(?:kg|g|L|ml|포|개|입|매|롤|박스|팩|봉)(?![A-Za-z]))"), " "),
     # the contracted topic particle: `저흰` is 저희는, `우린` is 우리는
     (re.compile(r"(?<![가-힣])저흰(?![가-힣])"), "저희는"),
     (re.compile(r"(?<![가-힣])우린(?![가-힣])"), "우리는"),

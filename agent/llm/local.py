@@ -28,6 +28,7 @@ from agent.llm.focus import (
     PLACE,
     PRICE_WORDS,
     PROCEDURE,
+    RATE,
     QuestionFocus,
     asked_aspect,
     asked_counters,
@@ -358,7 +359,9 @@ def _answer_one(
     # A follow-up that names a subject of its own ("물티슈는요?" after a question about 종이컵) asks about that one
     # item of a list, although its rewritten query names both.
     item_focus = replace(focus, subject=own.subject, words=own.words) if own and own.subject else focus
-    return [_asked_item_only(statement.text, item_focus) for statement in chosen]
+    # The size the vendor's own words name (`반 페이지짜리` after `1/4면`) picks the item too.
+    sizes = tuple(_size_of(word) for word in (own or focus).words if _MEASURE_QUALIFIER_RE.fullmatch(word))
+    return [_asked_item_only(statement.text, item_focus, sizes) for statement in chosen]
 
 
 # "행사 기간 중 은빛제지 전 품목 10% 할인합니다": a promotion of every product of one brand.
@@ -373,8 +376,8 @@ def _with_brand_wide_subjects(statements: list[Statement], focus: QuestionFocus)
     물티슈 when another record of the evidence names 물티슈 as that brand's product ("은빛제지 물티슈 100매×10 단가
     11,400원"). The product words it covers join its context; the brand the product belongs to is read from the
     evidence, never guessed."""
-    if not _PROMOTION_WORDS & set(focus.words):
-        return statements
+    if not _PROMOTION_WORDS & set(focus.words) and focus.aspect != RATE:
+        return statements  # a promotion answers what is asked of a promotion: its rate, its terms
     brands: dict[int, set[str]] = {}
     texts: dict[int, str] = {}
     for statement in statements:
@@ -480,7 +483,7 @@ _PRICE_VALUE_KINDS = (AMOUNT,)
 _TRAILING_MARKS = ".!…"
 
 
-def _asked_item_only(text: str, focus: QuestionFocus) -> str:
+def _asked_item_only(text: str, focus: QuestionFocus, sizes: tuple[str, ...] = ()) -> str:
     """`text` cut to the one item of its list that the question names ("주요 품목 납품 단가: A 12,600원, B 18,000원,
     C 12,800원." asked about C → "C 12,800원."), so the vendor does not read another item's value beside the asked
     one. The lead-in before the colon goes too: value checking reads it as the first item's subject, so beside
@@ -496,6 +499,12 @@ def _asked_item_only(text: str, focus: QuestionFocus) -> str:
     items = [item.strip() for item in _ITEM_BREAK_RE.split(items_text)]
     if len(items) < 2 or not all(item and holds_value(item, kinds) for item in items):
         return text
+    sized = [item for item in items if any(size in _compact(item) for size in sizes)]
+    if sizes and len(sized) == 1 and _compact(sized[0]).startswith(sizes):
+        # The one item of the size asked that leaves out the subject the first item names ("1/2면은 55만 원");
+        # an item naming its own product ("포기김치 10kg 31,000원") is picked by its name below.
+        ending = text[len(text.rstrip(_TRAILING_MARKS)) :]
+        return f"{sized[0].rstrip(_TRAILING_MARKS)}{ending}"
     subject = [word for word in focus.subject if word not in focus.optional] or focus.subject
     names = {_compact(word) for word in (*subject, *(w for w in focus.words if any(c.isdigit() for c in w)))}
     named = [

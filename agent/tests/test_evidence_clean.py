@@ -83,6 +83,11 @@ def test_spoken_short_forms_are_read_in_the_written_form_of_the_sources():
     assert spoken_forms_written("된장 3키로, 즉석밥 210그람, 들기름 1.8리터") == "된장 3kg, 즉석밥 210g, 들기름 1.8L"
     assert spoken_forms_written("전통약과 키로짜리 단가") == "전통약과 1kg짜리 단가"
     assert spoken_forms_written("저흰 몇시까지요? 우린요") == "저희는 몇시까지요? 우린요"
+    assert (
+        spoken_forms_written("전단 반면 광고하면, 반 페이지짜리로 키우면") == "전단 1/2면 광고하면, 1/2면짜리로 키우면"
+    )
+    assert spoken_forms_written("반면에 반품은 반면") == "반면에 반품은 반면"  # "on the other hand"
+    assert spoken_forms_written("배도라지즙30포, 포기김치10kg, 2분기") == "배도라지즙 30포, 포기김치 10kg, 2분기"
     # Longer words holding the same letters stay as written.
     for text in [
         "프로모션 몇 건",

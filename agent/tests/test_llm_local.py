@@ -760,7 +760,8 @@ def test_a_why_question_is_answered_by_a_cause_not_by_a_date_of_the_subject():
 
 def test_a_size_the_question_names_picks_the_statement_naming_it():
     """`전단 1/2면` asks about the half page: the FAQ's quarter-page price names the 광고비 too but is about another
-    size; the vendor's `뭐뭐` and `마크` are a question word and a word for the evidence's 표시."""
+    size, and of the passage listing both only the half page's item is the answer; the vendor's `뭐뭐` and `마크` are
+    a question word and a word for the evidence's 표시."""
     result = LEAFLET_FAQ + (
         "\n\n[2] (지식 허브 · 프로모션 운영 기준)\n"
         "[프로모션 운영 기준 > 전단 광고비] 전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다.\n"
@@ -768,9 +769,7 @@ def test_a_size_the_question_names_picks_the_statement_naming_it():
         "[포장 기준 > 분리배출] 표시가 없는 포장재는 신상품 승인이 나지 않습니다."
     )
 
-    assert answer_sentences("전단 1/2면 잡으면 광고비 얼마예요?", [result]) == [
-        "전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다."
-    ]
+    assert answer_sentences("전단 1/2면 잡으면 광고비 얼마예요?", [result]) == ["1/2면은 55만 원입니다."]
     assert answer_sentences("고운들 절임배추 규격 뭐뭐 있어요?", [result]) == [
         "고운들 절임배추는 10kg, 20kg 두 가지 규격입니다."
     ]
@@ -1364,4 +1363,24 @@ def test_a_month_or_a_score_asked_is_a_value_of_its_own_kind():
     )
     assert _answer("깍두기 5kg 단가얼마에요 맛김치랑 자꾸 헷갈려서", {"search_records": prices}) == [
         "한빛식품 깍두기 5kg 17,500원."
+    ]
+
+
+def test_the_item_of_the_size_asked_is_cut_from_a_list_that_names_the_subject_once():
+    """ "전단 반면 광고하면 얼마?" is answered by `1/2면은 55만 원`, the item of the size asked, although only the first
+    item names the 전단 광고비; a rate asked of a product reads a brand-wide promotion without the word 행사."""
+    leaflet = (
+        "[1] (지식 허브 · 프로모션 운영 기준)\n[프로모션 운영 기준 > 전단 광고비] 전단 1/4면 광고비는 30만 원, "
+        "1/2면은 55만 원이며 행사 종료 다음 달 정산에서 차감합니다."
+    )
+    assert _answer("전단 반면 광고하면 얼마 나와요?", {"search_faq": leaflet}) == [
+        "1/2면은 55만 원이며 행사 종료 다음 달 정산에서 차감합니다."
+    ]
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 은빛제지 프로모션)\n[프로모션] 11~12월 은빛제지 프로모션\n"
+        "행사 기간 중 은빛제지 전 품목 15% 할인합니다.\n\n"
+        "[2] (거래처 기록 · 물티슈 100매×10)\n은빛제지 물티슈 100매×10 (EB-102) 단가 11,400원"
+    )
+    assert _answer("물티슈 지금 몇 % 할인돼요?", {"search_records": promotion}) == [
+        "행사 기간 중 은빛제지 전 품목 15% 할인합니다."
     ]
