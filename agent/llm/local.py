@@ -505,7 +505,8 @@ def _asked_item_only(text: str, focus: QuestionFocus, sizes: tuple[str, ...] = (
         # an item naming its own product ("포기김치 10kg 31,000원") is picked by its name below.
         ending = text[len(text.rstrip(_TRAILING_MARKS)) :]
         return f"{sized[0].rstrip(_TRAILING_MARKS)}{ending}"
-    subject = [word for word in focus.subject if word not in focus.optional] or focus.subject
+    # Words read as verb forms (`해야`) or given as examples name no item.
+    subject = [word for word in focus.subject if word not in (*focus.optional, *focus.non_nouns)] or focus.subject
     names = {_compact(word) for word in (*subject, *(w for w in focus.words if any(c.isdigit() for c in w)))}
     named = [
         {name for name in names if name and any(variant in _compact(item) for variant in subject_variants(name))}
@@ -542,7 +543,6 @@ _FAQ_SAME_ASPECT_BONUS = 0.8
 _LOOSE_VALUE_ASPECTS = frozenset({PLACE, PROCEDURE, PARTY, CONTACT})
 _RECORD_MARGIN = 1.0
 _FULL_SHARE = 0.9
-_NUMBER_RE = re.compile(r"\d[\d,.]*")
 _COUNTER_BONUS = 1.0
 _SYNONYM_WEIGHT = 0.85
 _RELATION_BONUS, _RELATION_PENALTY = 0.3, 0.8
@@ -819,9 +819,17 @@ def _qualifier_forms(word: str) -> tuple[str, ...]:
 
 
 def _repeats(statement: Statement, chosen: list[Statement]) -> bool:
-    """A fact whose numbers a chosen sentence already states adds nothing (`할인율: 15%` after `… 15% 할인합니다`)."""
-    numbers = set(_NUMBER_RE.findall(statement.text))
-    return any(numbers and numbers <= set(_NUMBER_RE.findall(other.text)) for other in chosen)
+    """A fact whose numbers a chosen sentence already states, each with its unit, adds nothing (`할인율: 15%` after
+    `… 15% 할인합니다`); `5만 원` is not the `5영업일` beside it."""
+    numbers = set(_counted_numbers(statement.text))
+    return any(numbers and numbers <= set(_counted_numbers(other.text)) for other in chosen)
+
+
+_COUNTED_NUMBER_RE = re.compile(r"(\d[\d,.]*)\s*([%a-zA-Z가-힣]{0,2})")
+
+
+def _counted_numbers(text: str) -> list[str]:
+    return [f"{number}{unit}" for number, unit in _COUNTED_NUMBER_RE.findall(text)]
 
 
 def _compact(text: str) -> str:

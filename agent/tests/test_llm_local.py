@@ -1384,3 +1384,20 @@ def test_the_item_of_the_size_asked_is_cut_from_a_list_that_names_the_subject_on
     assert _answer("물티슈 지금 몇 % 할인돼요?", {"search_records": promotion}) == [
         "행사 기간 중 은빛제지 전 품목 15% 할인합니다."
     ]
+
+
+def test_a_second_ask_in_another_unit_is_no_repeat_and_a_period_asks_a_date():
+    """ "몇시간 안에 …? 늦으면 얼마 깎여요?": the penalty's `1건당 5만 원` is not the `1차 … 5영업일` of the first
+    answer; `시작일이랑 종료일` ask the period, they name no subject."""
+    claims = (
+        "[1] (지식 허브 · 클레임 처리 기준)\n[클레임 처리 기준 > 접수] 협력사는 접수 후 24시간 안에 1차 답변을, "
+        "5영업일 안에 원인과 조치 결과를 등록해야 합니다.\n\n"
+        "[2] (지식 허브 · 클레임 처리 기준)\n[클레임 처리 기준 > 처리 기한 위반] 1차 답변 기한을 넘기면 클레임 1건당 "
+        "5만 원의 페널티가 다음 달 정산에서 차감됩니다."
+    )
+    assert _answer("클레임 들어오면 첫 답변 몇시간 안에 해야돼요? 늦으면 얼마 깎여요?", {"search_faq": claims}) == [
+        "협력사는 접수 후 24시간 안에 1차 답변을, 5영업일 안에 원인과 조치 결과를 등록해야 합니다.",
+        "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 다음 달 정산에서 차감됩니다.",
+    ]
+    focus = question_focus("신선 기획전 행사 시작일이랑 종료일이 어떻게 돼요")
+    assert focus.aspect == "date" and focus.subject == ("신선", "기획전", "행사")
