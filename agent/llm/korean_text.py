@@ -37,12 +37,16 @@ QUESTION_WORDS = word_set(
 )
 # Words that point back into the conversation (seed 001 5.2 plus their usual spoken forms).
 DEICTIC_WORDS = word_set(
-    "그럼 그러면 그거 그건 그게 그걸 그것 그곳 거기 저거 저건 이거 이건 이게", "아까 이어서 해당 방금 앞서 위"
+    "그럼 그러면 그거 그건 그게 그걸 그것 그곳 거기 저거 저건 이거 이건 이게",
+    "아까 이어서 해당 방금 앞서 위",
+    "그때 그날 당시",
 )
 # Who asks about their own terms ("저희 결제는 …", "우리 배송"): never what a question is about.
 OWN_WORDS = word_set("저희 우리")
 # Determiners that make the next generic noun deictic ("그 제품", "해당 상품").
 DEICTIC_DETERMINERS = word_set("그 저 이 해당 위")
+# Determiners that point back whatever noun follows ("그 할인 마지막 날"); `저` and `이` also mean "I" and "this".
+BACK_POINTING_DETERMINERS = word_set("그 해당")
 GENERIC_REFERENTS = word_set("제품 상품 물건 건 거 것 곳 회사 업체 내용 부분 서비스 품목 모델 분")
 # Seed 001 5.2: questions about time, method or reason are follow-up candidates.
 TIME_METHOD_REASON_MARKERS = ("언제", "기간", "왜", "방법", "절차", "신청")
@@ -142,6 +146,8 @@ def has_deixis(text: str) -> bool:
             return True
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
         if word in DEICTIC_DETERMINERS and strip_particle(following) in GENERIC_REFERENTS:
+            return True
+        if word in BACK_POINTING_DETERMINERS and following:
             return True
     return False
 

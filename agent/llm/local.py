@@ -601,6 +601,8 @@ def _answer_score(
     in (compacted) — a record is about one thing, so its `납기 2026-12-03` line answers for the 된장 order its
     other line names."""
     own, context = _compact(statement.text), _compact(statement.context)
+    if statement.is_fact and _compact(statement.text.split(":", 1)[-1]) in _compact("".join(focus.words)):
+        return None  # `대상 브랜드: 참술식품` only repeats what "참술식품은 어떤 브랜드예요?" names
     found = named_fully = named_itself = 0.0
     matched, matched_required = 0, 0
     # The rest of its record counts only for a statement that names some of the subject itself (a contract's

@@ -1401,3 +1401,19 @@ def test_a_second_ask_in_another_unit_is_no_repeat_and_a_period_asks_a_date():
     ]
     focus = question_focus("신선 기획전 행사 시작일이랑 종료일이 어떻게 돼요")
     assert focus.aspect == "date" and focus.subject == ("신선", "기획전", "행사")
+
+
+def test_a_fact_that_only_repeats_the_subject_answers_nothing():
+    """ "참술식품은 어떤 상품군 브랜드예요?" is answered by the hub's `전통주·식초 브랜드`, not by the promotion's
+    `대상 브랜드: 참술식품`."""
+    results = {
+        "search_records": (
+            "[1] (거래처 기록 · 11~12월 참술식품 프로모션)\n[프로모션] 11~12월 참술식품 프로모션\n"
+            "행사 기간 중 참술식품 전 품목 7% 할인합니다.\n할인율: 7% · 대상 브랜드: 참술식품"
+        ),
+        "search_faq": (
+            "[1] (지식 허브 · 브랜드별 주요 상품 정보)\n[브랜드별 주요 상품 정보 > 참솔식품과 참술식품] "
+            "참술식품은 전통주·식초 브랜드입니다."
+        ),
+    }
+    assert _answer("참술식품은 어떤 상품군 브랜드예요?", results) == ["참술식품은 전통주·식초 브랜드입니다."]

@@ -76,6 +76,13 @@ def test_without_history_nothing_is_rewritten():
         # who asks is no topic; an earlier question about an aspect noun alone is about that noun
         (("저희 배송 주 몇회에요?",), "무슨 요일이요?", "배송 무슨 요일이요?"),
         (("저희 하이패스 단말기 얼마예요?",), "그럼 어디서 사나요?", "하이패스 단말기 어디서 사나요?"),
+        # `그` before any noun, and `그때`, point back at the earlier topic
+        (
+            ("바른햇살 행사 할인율 몇 %예요?",),
+            "그 할인 마지막 날이 언제예요?",
+            "바른햇살 행사 할인 마지막 날이 언제예요?",
+        ),
+        (("여름에 초록마당 두부 특가 했었죠?",), "그때 할인율이 몇 프로였죠?", "초록마당 두부 할인율이 몇 프로였죠?"),
     ],
 )
 def test_local_provider_rewrites_follow_ups(history, question, expected):
