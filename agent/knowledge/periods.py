@@ -145,6 +145,18 @@ def question_window(question: str, *, today: datetime.date | None = None) -> Per
     return Period(today, today)
 
 
+def period_phrase(question: str) -> str:
+    """The words of `question` that name the period `question_window` reads ("여름에 … 특가" → `여름`, "11월 행사"
+    → `11월`), "" when it names none."""
+    for phrase in _RELATIVE_MONTHS:
+        if phrase in question and phrase != "익월" and not _DAY_ASKED_RE.match(question.split(phrase, 1)[1]):
+            return phrase
+    for pattern in (_RANGE_RE, _SINGLE_RE, _LAST_YEAR_RE, _SEASON_RE, _PAST_EVENT_RE):
+        if match := pattern.search(question):
+            return (match.group(1) if pattern is _SEASON_RE else match.group(0)).strip()
+    return ""
+
+
 def in_force(period: Period | None, window: Period) -> bool:
     """Whether evidence with `period` (None: undated, always in force) may answer a question about `window`."""
     return period is None or period.overlaps(window)

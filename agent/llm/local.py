@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from agent.knowledge.passages import heading_only
+from agent.knowledge.periods import period_phrase
 from agent.knowledge.synonyms import subject_variants
 from agent.llm import korean_text, morphology
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
@@ -1023,6 +1024,7 @@ def _rewrite(messages: list[Mapping]) -> str:
 
 # A noun phrase with only a contrastive 은요/는요 ("이천 센터 쪽은요?") asks the earlier question about another
 # subject: a follow-up although it names a topic of its own.
+_BACK_IN_TIME_RE = re.compile(r"(?<![가-힣])(?:그때|그날|당시)")
 _ELLIPTICAL_RE = re.compile(r"^[^?？]{1,20}[은는]요\s*[?？]*\s*$")
 
 
@@ -1070,4 +1072,9 @@ def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
     if not phrase or phrase in question:
         return ""
     remainder = korean_text.without_deixis(question) if deictic else question
-    return f"{phrase} {remainder}".strip()
+    # "그때 할인율이 몇 프로였죠?" after "여름에 … 특가 했었죠?" asks about that summer: the period goes along, so the
+    # evidence of then is read rather than today's.
+    period = period_phrase(earlier) if _BACK_IN_TIME_RE.search(question) and not period_phrase(question) else ""
+    if period in phrase:
+        period = ""
+    return " ".join(part for part in (period, phrase, remainder) if part)

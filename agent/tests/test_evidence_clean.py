@@ -220,3 +220,13 @@ def test_ask_history_is_oldest_first_and_the_vendors_unless_a_role_is_given():
         {"role": "user", "text": "첫 질문", "sent_at": None},
         {"role": "user", "text": "둘째 질문", "sent_at": None},
     ]
+
+
+def test_the_period_a_question_names_is_read_as_written():
+    from agent.knowledge.periods import period_phrase
+
+    assert period_phrase("여름에 초록마당 두부 특가 했었죠?") == "여름"
+    assert period_phrase("지난달 정산 금액") == "지난달"
+    assert period_phrase("11월 행사 할인율") == "11월"
+    assert period_phrase("작년 단가") == "작년"
+    assert period_phrase("할인율 몇 %예요?") == ""

@@ -82,7 +82,11 @@ def test_without_history_nothing_is_rewritten():
             "그 할인 마지막 날이 언제예요?",
             "바른햇살 행사 할인 마지막 날이 언제예요?",
         ),
-        (("여름에 초록마당 두부 특가 했었죠?",), "그때 할인율이 몇 프로였죠?", "초록마당 두부 할인율이 몇 프로였죠?"),
+        (
+            ("여름에 초록마당 두부 특가 했었죠?",),
+            "그때 할인율이 몇 프로였죠?",
+            "여름 초록마당 두부 할인율이 몇 프로였죠?",
+        ),
     ],
 )
 def test_local_provider_rewrites_follow_ups(history, question, expected):
