@@ -226,10 +226,10 @@ def answer_sentences(
         follow_up=second if rewritten else "",
         earlier=first if rewritten else "",
     )
-    if not answers:
-        # The whole message names what only one of its questions is about ("주말엔 안되나요" beside the hours):
-        # the first question's answer, on its own.
-        answers = _answer_one(first, tool_results, excluded=excluded, counterpart_names=counterpart_names)
+    if not answers or (second_answers and answers[0] == second_answers[0]):
+        # The whole message names what only one of its questions is about ("주말엔 안되나요" beside the hours), or
+        # its answer is the second question's: the first question's answer, on its own.
+        answers = _answer_one(first, tool_results, excluded=excluded, counterpart_names=counterpart_names) or answers
     if not answers or not second_answers or second_answers[0] in answers:
         return answers
     return [answers[0], second_answers[0]][: settings.LOCAL_ANSWER_MAX_SENTENCES]
@@ -263,6 +263,7 @@ def _answer_one(
         if not any(text and text in statement.text for text in excluded)
     ]
     statements = _with_brand_wide_subjects(statements, focus)
+    focus = _compounds_split(focus, statements)
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
     # A size the question names that the evidence does not (`전단 1면`) is not answered by a statement of another
@@ -420,7 +421,41 @@ def _with_brand_wide_subjects(statements: list[Statement], focus: QuestionFocus)
     ]
 
 
+_MIN_COMPOUND_PART = 2
+_HANGUL_WORD_RE = re.compile(r"[가-힣]+")
+
+
+def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> QuestionFocus:
+    """A compound noun of the question that no statement writes (`현장점검`, `입금계좌`, `냉장제품`) read as the parts
+    the evidence does write (`현장` + `점검`, `입금` + `계좌`, `냉장`): each part is then named, or required, on its
+    own. A generic part (`제품`) is dropped; a compound with a part the evidence lacks stays whole, so a subject the
+    evidence does not hold still finds no answer."""
+    vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
+
+    def written(word: str) -> bool:
+        return any(variant in vocabulary for variant in subject_variants(word))
+
+    replaced: dict[str, tuple[str, ...]] = {}
+    for word in focus.subject:
+        if len(word) < 2 * _MIN_COMPOUND_PART or written(word) or not _HANGUL_WORD_RE.fullmatch(word):
+            continue
+        for cut in range(_MIN_COMPOUND_PART, len(word) - _MIN_COMPOUND_PART + 1):
+            parts = [part for part in (word[:cut], word[cut:]) if part not in korean_text.GENERIC_REFERENTS]
+            if parts and all(written(part) for part in parts):
+                replaced[word] = tuple(parts)
+                break
+    if not replaced:
+        return focus
+
+    def split(words: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(part for word in words for part in replaced.get(word, (word,))))
+
+    return replace(focus, subject=split(focus.subject), words=split(focus.words))
+
+
 # Where a message asks a second question: after a question mark, or at "그리고" ("… 얼마였죠 그리고 … 몇박스부터").
+# A question asked for a yes or a no ("행사할인도 들어가나요"), which has no value cue of its own.
+_YES_NO_END_RE = re.compile(r"(나요|까요|가요|니까|습니까)\s*[?？]*\s*$")
 _ASK_BREAK_RE = re.compile(r"(?<=[?？])\s*|\s+그리고\s+")
 
 
@@ -434,7 +469,10 @@ def _separate_asks(question: str, counterpart_names: tuple[str, ...]) -> list[st
     if len(parts) != 2:
         return []
     focuses = [question_focus(part, counterpart_names=counterpart_names) for part in parts]
-    if not all(focus.aspect_cued or _asks_state(focus) for focus in focuses):
+    if not all(
+        focus.aspect_cued or _asks_state(focus) or _YES_NO_END_RE.search(part)
+        for part, focus in zip(parts, focuses, strict=True)
+    ):
         return []
     return parts
 

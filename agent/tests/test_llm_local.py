@@ -1417,3 +1417,30 @@ def test_a_fact_that_only_repeats_the_subject_answers_nothing():
         ),
     }
     assert _answer("참술식품은 어떤 상품군 브랜드예요?", results) == ["참술식품은 전통주·식초 브랜드입니다."]
+
+
+def test_a_compound_the_evidence_does_not_write_is_read_as_its_written_parts():
+    """`입금계좌` is the 입금 and the 계좌 the FAQ writes apart; a compound with a part no statement holds stays whole,
+    so a subject the evidence lacks finds no answer."""
+    entry = (
+        "[1] (FAQ · 지급 계좌를 바꾸고 싶어요.)\n질문: 지급 계좌를 바꾸고 싶어요.\n"
+        "답변: 입금 받을 계좌를 바꾸려면 통장 사본을 올려 주세요. 승인까지 3영업일이 걸립니다."
+    )
+    results = {"search_faq": entry}
+    assert _answer("회사 입금계좌 변경 신청하려는데 처리 며칠 걸리나요", results) == ["승인까지 3영업일이 걸립니다."]
+    assert _answer("회사 법인카드 변경 신청하려는데 처리 며칠 걸리나요", results) == []
+
+
+def test_a_yes_or_no_second_question_is_answered_beside_the_first():
+    """ "POS T200 공급단가 얼마에요? 지금 행사할인도 들어가나요": the price and the brand's promotion, each for its own
+    question, rather than the promotion for both."""
+    records = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "주요 품목 납품 단가: 스마트포스 POS 단말기 T200 183,300원, 스마트포스 무선 카드 단말기 M30 159,000원.\n\n"
+        "[2] (거래처 기록 · 11~12월 스마트포스 프로모션)\n[프로모션] 11~12월 스마트포스 프로모션\n"
+        "행사 기간 중 스마트포스 전 품목 7% 할인합니다."
+    )
+    assert _answer("POS T200 공급단가 얼마에요? 지금 행사할인도 들어가나요", {"search_records": records}) == [
+        "주요 품목 납품 단가: 스마트포스 POS 단말기 T200 183,300원, 스마트포스 무선 카드 단말기 M30 159,000원.",
+        "행사 기간 중 스마트포스 전 품목 7% 할인합니다.",
+    ]
