@@ -1135,9 +1135,10 @@ def test_whether_a_step_happened_is_answered_by_the_records_status():
     """`출고됐나요?` asks whether the order has shipped: its record's 상태 tells, not the line that it was received;
     asked beside another value, the status comes with that value's sentence."""
     assert _answer("컵밥 30박스 그거 출고됐나요?", {"search_records": SHIPPING_ORDER_RESULT}) == ["상태: 출고 준비"]
+    # each question answered in the order asked
     assert _answer("컵밥 30박스 출고됐나요? 납기가 언제였죠", {"search_records": SHIPPING_ORDER_RESULT}) == [
-        "납기 2026-12-03, 배송지 본사 물류센터.",
         "상태: 출고 준비",
+        "납기 2026-12-03, 배송지 본사 물류센터.",
     ]
     # whether it can ship is no question of the past
     assert not question_focus("컵밥 30박스 오늘 출고 되나요?").asks_status
