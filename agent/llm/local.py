@@ -7,6 +7,7 @@ sentence answers → "" (the pipeline then gives the guidance answer). It never 
 cannot invent a value.
 """
 
+import functools
 import json
 import re
 import time
@@ -204,52 +205,37 @@ def answer_sentences(
 ) -> list[str]:
     """The statements that answer `question` (`_answer_one`); for a message that asks a second question in a
     sentence of its own ("납기 언제에요? 지금 상태는요?"), the answer to that one joins the first answer."""
-    answers = _answer_one(
-        question,
-        tool_results,
-        excluded=excluded,
-        counterpart_names=counterpart_names,
-        follow_up=follow_up,
-        earlier=earlier,
-    )
+    answer = functools.partial(_answer_one, evidence=(tool_results, excluded, counterpart_names))
+    answers = answer(question, follow_up=follow_up, earlier=earlier)
     asks = [] if follow_up else _separate_asks(question, counterpart_names)
     if not asks:
         return answers
     first, second = asks
     # The second ask read as a follow-up of the first: "지금 상태는요?" is the status of the order asked about.
     rewritten = rewrite_follow_up(second, [first])
-    second_answers = _answer_one(
-        rewritten or second,
-        tool_results,
-        excluded=excluded,
-        counterpart_names=counterpart_names,
-        follow_up=second if rewritten else "",
-        earlier=first if rewritten else "",
+    second_answers = (
+        answer(rewritten, follow_up=second, earlier=first) if rewritten else answer(second, follow_up="", earlier="")
     )
     if not answers or (second_answers and answers[0] == second_answers[0]):
         # The whole message names what only one of its questions is about ("주말엔 안되나요" beside the hours), or
         # its answer is the second question's: the first question's answer, on its own.
-        answers = _answer_one(first, tool_results, excluded=excluded, counterpart_names=counterpart_names) or answers
+        answers = answer(first, follow_up="", earlier="") or answers
     if not answers or not second_answers or second_answers[0] in answers:
         return answers
     return [answers[0], second_answers[0]][: settings.LOCAL_ANSWER_MAX_SENTENCES]
 
 
 def _answer_one(
-    question: str,
-    tool_results: list[str],
-    *,
-    excluded: set[str] = frozenset(),
-    counterpart_names: tuple[str, ...] = (),
-    follow_up: str = "",
-    earlier: str = "",
+    question: str, *, evidence: tuple[list[str], set[str], tuple[str, ...]], follow_up: str, earlier: str
 ) -> list[str]:
-    """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question`: each names the question's subject
+    """At most LOCAL_ANSWER_MAX_SENTENCES statements that answer `question` from `evidence` (the tool results, the
+    flagged texts, the room's vendor's names): each names the question's subject
     (in itself or in its context) and, when the question asks for a value, holds a value of that kind. The best
     comes first; a second one only when it stands next to it in the same evidence item. Statements holding a
     flagged text are left out. `follow_up`: the vendor's own words when `question` is their rewritten follow-up —
     what they add ("그럼 점포 재고는요?") must be named, the topic carried over from `earlier` (the question
     before) only ranks, and without an aspect of its own it asks what the earlier question asked."""
+    tool_results, excluded, counterpart_names = evidence
     focus = question_focus(question, counterpart_names=counterpart_names)
     if follow_up:
         own_words = question_focus(follow_up, counterpart_names=counterpart_names)
