@@ -175,6 +175,8 @@ _FILLER_WORDS = korean_text.word_set(
     "이달 이번주 금주 올해 금년",
     # the asker's own state of mind ("기억이 안나네요", "헷갈려서요"), not what is asked about
     "기억 헷갈려서 헷갈려서요 맨날",
+    # the asker's own side ("저희쪽 단가")
+    "저희쪽 우리쪽 저희측 우리측",
     "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
     # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
@@ -269,6 +271,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         aspect = DURATION  # "유효기간이 얼마예요?": a length of time, not a price
     elif aspect in (AMOUNT, MEASURE) and any(noun in text for noun in _MEASURE_NOUNS):
         aspect = QUANTITY  # "무게는 얼마까지": a weight, not a price
+    elif aspect == MEASURE and _RATE_ASKED_RE.search(text):
+        aspect = RATE  # "할인 얼마나 돼요?": how much off, a rate
     words: list[str] = []
     subject: list[str] = []
     optional: list[str] = []
@@ -286,6 +290,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     non_nouns: list[str] = []
     examples = _example_positions(written)
     mixed_up = {match[1] for match in _MIXED_UP_RE.finditer(text)}
+    reason = _REASON_AFTER_RE.search(text)
+    reason_words = set(korean_text.words(reason["reason"])) if reason else set()
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -332,7 +338,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if stem in _NOT_SUBJECT and not names_subject:
             continue
         subject.append(stem)
-        if written[index] in guessed or glued in _EXAMPLE_ENDINGS or index in examples or stem in mixed_up:
+        if (
+            written[index] in guessed
+            or glued in _EXAMPLE_ENDINGS
+            or index in examples
+            or stem in mixed_up
+            or written[index] in reason_words
+        ):
             # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example — not what it must name
             optional.append(stem)
         if written[index] in analysed_non_nouns:
@@ -368,7 +380,9 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
 
 
 # A step of an order or a payment asked in the past tense: whether it has happened, not whether it can.
-_DONE_YET_RE = re.compile(r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제)\s*(됐|되었|됬|했|하였)")
+_DONE_YET_RE = re.compile(
+    r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제|진행)\s*(됐|되었|됬|했|하였)"
+)
 # A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
 _GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")
 _GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지|이에여|이야)$")
@@ -376,6 +390,10 @@ _GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지
 
 # A question word typed against the noun it asks about: `단가얼마에요` is 단가 얼마에요.
 _GLUED_ASKING_RE = re.compile(r"(?<=[가-힣]{2})(얼마|언제)")
+# "… 얼마로 잡혀있죠? 견적서 다시 뽑아야돼서요": why the vendor asks, after the question — not what it asks about.
+_REASON_AFTER_RE = re.compile(
+    r"(?:죠|요|까|나요)[?？]*\s+(?P<reason>[^?？]+(?:서요|라서|려구요|려고요|려고))\s*[.~!]*$"
+)
 # "맛김치랑 자꾸 헷갈려서": the thing the asker mixes the subject up with, not the subject.
 _MIXED_UP_RE = re.compile(r"([가-힣A-Za-z0-9]+?)(?:이랑|랑|하고|와|과)\s+(?:[가-힣]+\s+)?헷갈")
 
@@ -407,6 +425,7 @@ def condition_nouns(text: str) -> tuple[str, ...]:
 
 
 _MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "용량", "온도")
+_RATE_ASKED_RE = re.compile(r"할인\s*(?:은|이|도|율은|율이)?\s*얼마나")
 _PERIOD_ASKED_RE = re.compile(r"(기간|기한)\s*(이|은|는|가)?\s*얼마(?!나)")
 _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
 

@@ -30,6 +30,7 @@ from agent.llm.focus import (
     PLACE,
     PRICE_WORDS,
     PROCEDURE,
+    QUANTITY,
     RATE,
     QuestionFocus,
     asked_aspect,
@@ -216,13 +217,23 @@ def answer_sentences(
     second_answers = (
         answer(rewritten, follow_up=second, earlier=first) if rewritten else answer(second, follow_up="", earlier="")
     )
-    if not answers or (second_answers and answers[0] == second_answers[0]):
+    if not answers or (second_answers and _restates(second_answers[0], answers)):
         # The whole message names what only one of its questions is about ("주말엔 안되나요" beside the hours), or
-        # its answer is the second question's: the first question's answer, on its own.
-        answers = answer(first, follow_up="", earlier="") or answers
-    if not answers or not second_answers or second_answers[0] in answers:
+        # its answer is the second question's: the first question's answer, on its own, unless the whole one
+        # already holds it.
+        first_answers = answer(first, follow_up="", earlier="")
+        if first_answers and first_answers[0] not in answers:
+            answers = first_answers
+    if not answers or not second_answers or _restates(second_answers[0], answers):
         return answers
     return [answers[0], second_answers[0]][: settings.LOCAL_ANSWER_MAX_SENTENCES]
+
+
+def _restates(sentence: str, answers: list[str]) -> bool:
+    """`sentence` is one of `answers`, or states no number with its unit that they do not (`최소 주문: 20박스` beside
+    `20박스 이상 주문 시 적용`)."""
+    numbers = set(_counted_numbers(sentence))
+    return sentence in answers or any(numbers and numbers <= set(_counted_numbers(answer)) for answer in answers)
 
 
 def _answer_one(
@@ -676,7 +687,7 @@ def _answer_score(
     if (
         focus.accepted_values
         and not holds_value(value_text, focus.accepted_values)
-        and not (focus.counter and _counts_in(value_text, focus.counter))
+        and not (focus.aspect == QUANTITY and focus.counter and _counts_in(value_text, focus.counter))
     ):
         # The question's own `5kg` is what it asks about, not the quantity it asks for; a number in the unit asked
         # (`몇 점` → 96점) is a value of its kind.

@@ -1135,10 +1135,9 @@ def test_whether_a_step_happened_is_answered_by_the_records_status():
     """`출고됐나요?` asks whether the order has shipped: its record's 상태 tells, not the line that it was received;
     asked beside another value, the status comes with that value's sentence."""
     assert _answer("컵밥 30박스 그거 출고됐나요?", {"search_records": SHIPPING_ORDER_RESULT}) == ["상태: 출고 준비"]
-    # each question answered in the order asked
     assert _answer("컵밥 30박스 출고됐나요? 납기가 언제였죠", {"search_records": SHIPPING_ORDER_RESULT}) == [
-        "상태: 출고 준비",
         "납기 2026-12-03, 배송지 본사 물류센터.",
+        "상태: 출고 준비",
     ]
     # whether it can ship is no question of the past
     assert not question_focus("컵밥 30박스 오늘 출고 되나요?").asks_status
@@ -1445,3 +1444,36 @@ def test_a_yes_or_no_second_question_is_answered_beside_the_first():
         "주요 품목 납품 단가: 스마트포스 POS 단말기 T200 183,300원, 스마트포스 무선 카드 단말기 M30 159,000원.",
         "행사 기간 중 스마트포스 전 품목 7% 할인합니다.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        # why the vendor asks, after the question, and the asker's own side name no subject
+        ("참기름 1.8리터짜리 납품가 얼마로 잡혀있죠? 견적서 다시 뽑아야돼서요", ("참기름",)),
+        ("알림톡 수신자 추가 한도가 몇명이에요? 영업팀 애들도 받게 하려구요", ("알림톡", "수신자", "추가", "한도")),
+        ("무가당 요거트 1kg 저희쪽 단가 얼마였죠", ("무가당", "요거트")),
+    ],
+)
+def test_the_reason_for_asking_and_the_askers_side_are_no_subject(question, subject):
+    focus = question_focus(question)
+    assert tuple(word for word in focus.subject if word not in focus.optional) == subject
+
+
+def test_each_question_of_a_promotion_message_gets_its_own_value():
+    """ "할인 언제 끝나요? 몇 박스부터": the end date for the first question (a count in boxes answers no date), the box
+    count for the second; "할인 얼마나 돼요? 최소 몇박스" asks a rate first; `진행됐어요?` asks the record's status."""
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 청송과원 프로모션)\n[프로모션] 11~12월 청송과원 프로모션\n"
+        "행사 기간 중 청송과원 전 품목 10% 할인합니다. 5박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다.\n"
+        "할인율: 10% · 최소 주문: 5박스\n적용 기간: 2026-11-01 ~ 2026-12-15"
+    )
+    results = {"search_records": promotion}
+    assert _answer("청송과원 할인 언제 끝나요? 몇 박스부터 적용되는지도 알려주세요", results) == [
+        "적용 기간: 2026-11-01 ~ 2026-12-15",
+        "5박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다.",
+    ]
+    assert question_focus("볶음김치캔 행사 할인 얼마나 돼요?").aspect == "rate"
+    rate, boxes = _answer("청송과원 행사 할인 얼마나 돼요? 최소 몇박스 넣어야돼요?", results)
+    assert rate == "행사 기간 중 청송과원 전 품목 10% 할인합니다." and "5박스" in boxes
+    assert question_focus("고등어 발주 들어간거 지금 어디까지 진행됐어요?").asks_status
