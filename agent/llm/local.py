@@ -283,6 +283,7 @@ def _answer_one(
     question_bigrams = korean_text.char_bigrams(list(focus.words)) | {
         joined[index : index + 2] for index in range(len(joined) - 1)
     }
+    # The whole text of each record and each FAQ entry: a record is about one thing, an FAQ answer about its question.
     record_texts: dict[int, list[str]] = {}
     for statement in statements:
         if statement.source in ("record", "faq"):
@@ -450,9 +451,9 @@ def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> Quest
     return replace(focus, subject=split(focus.subject), words=split(focus.words))
 
 
-# Where a message asks a second question: after a question mark, or at "그리고" ("… 얼마였죠 그리고 … 몇박스부터").
 # A question asked for a yes or a no ("행사할인도 들어가나요"), which has no value cue of its own.
 _YES_NO_END_RE = re.compile(r"(나요|까요|가요|니까|습니까)\s*[?？]*\s*$")
+# Where a message asks a second question: after a question mark, or at "그리고" ("… 얼마였죠 그리고 … 몇박스부터").
 _ASK_BREAK_RE = re.compile(r"(?<=[?？])\s*|\s+그리고\s+")
 
 
