@@ -290,8 +290,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     non_nouns: list[str] = []
     examples = _example_positions(written)
     mixed_up = {match[1] for match in _MIXED_UP_RE.finditer(text)}
-    reason = _REASON_AFTER_RE.search(text)
-    reason_words = set(korean_text.words(reason["reason"])) if reason else set()
+    reasons = [match["reason"] for pattern in (_REASON_AFTER_RE, _REASON_BEFORE_RE) if (match := pattern.search(text))]
+    reason_words = {word for reason in reasons for word in korean_text.words(reason)}
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -392,8 +392,10 @@ _GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지
 _GLUED_ASKING_RE = re.compile(r"(?<=[가-힣]{2})(얼마|언제)")
 # "… 얼마로 잡혀있죠? 견적서 다시 뽑아야돼서요": why the vendor asks, after the question — not what it asks about.
 _REASON_AFTER_RE = re.compile(
-    r"(?:죠|요|까|나요)[?？]*\s+(?P<reason>[^?？]+(?:서요|라서|려구요|려고요|려고))\s*[.~!]*$"
+    r"(?:죠|요|까|나요)[?？]*\s+(?P<reason>[^?？]+(?:서요|라서|려구요|려고요|려고|(?<![에부])서))\s*[.~!]*$"
 )
+# "경리팀에서 물어봐서요 10월 정산 총액이 …": why the vendor asks, said before the question.
+_REASON_BEFORE_RE = re.compile(r"^(?P<reason>[^?？]+?[아어여워봐해돼와]서요)\s+\S")
 # "맛김치랑 자꾸 헷갈려서": the thing the asker mixes the subject up with, not the subject.
 _MIXED_UP_RE = re.compile(r"([가-힣A-Za-z0-9]+?)(?:이랑|랑|하고|와|과)\s+(?:[가-힣]+\s+)?헷갈")
 

@@ -426,7 +426,7 @@ _HANGUL_WORD_RE = re.compile(r"[가-힣]+")
 def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> QuestionFocus:
     """A compound noun of the question that no statement writes (`현장점검`, `입금계좌`, `냉장제품`) read as the parts
     the evidence does write (`현장` + `점검`, `입금` + `계좌`, `냉장`): each part is then named, or required, on its
-    own. A generic part (`제품`) is dropped; a compound with a part the evidence lacks stays whole, so a subject the
+    own. So is a derived word read as the noun it is derived from (`주문건` → `주문`, `교환해달래서` → `교환`). A generic part (`제품`) is dropped; a compound with a part the evidence lacks stays whole, so a subject the
     evidence does not hold still finds no answer."""
     vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
 
@@ -435,7 +435,16 @@ def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> Quest
 
     replaced: dict[str, tuple[str, ...]] = {}
     for word in focus.subject:
-        if len(word) < 2 * _MIN_COMPOUND_PART or written(word) or not _HANGUL_WORD_RE.fullmatch(word):
+        if written(word) or not _HANGUL_WORD_RE.fullmatch(word):
+            continue
+        stem = _derived_stem(word)
+        if stem in korean_text.GENERIC_REFERENTS:
+            replaced[word] = ()  # `제품들` names no subject, as `제품` does not
+            continue
+        if stem and written(stem):
+            replaced[word] = (stem,)
+            continue
+        if len(word) < 2 * _MIN_COMPOUND_PART:
             continue
         for cut in range(_MIN_COMPOUND_PART, len(word) - _MIN_COMPOUND_PART + 1):
             parts = [part for part in (word[:cut], word[cut:]) if part not in korean_text.GENERIC_REFERENTS]
@@ -449,6 +458,20 @@ def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> Quest
         return tuple(dict.fromkeys(part for word in words for part in replaced.get(word, (word,))))
 
     return replace(focus, subject=split(focus.subject), words=split(focus.words))
+
+
+# What a word adds to the noun before it without changing what it is about: `제품들`, `입고분`, `주문건`, `행사용`,
+# `주기적`, `석달치`, `점포별`.
+_DERIVING_SUFFIX_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:들|분|건|용|적|치|별)")
+# A verbal noun with its verb glued on (`교환해달래서`, `변경하려면`): the noun is what it is about.
+_GLUED_VERB_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:해|하|했|할|한)[가-힣]*")
+
+
+def _derived_stem(word: str) -> str:
+    """The noun a word the evidence does not write is derived from, or ""."""
+    match = _DERIVING_SUFFIX_RE.fullmatch(word) or _GLUED_VERB_RE.fullmatch(word)
+    return match["stem"] if match else ""
+
 
 
 # A question asked for a yes or a no ("행사할인도 들어가나요"), which has no value cue of its own.

@@ -1453,6 +1453,9 @@ def test_a_yes_or_no_second_question_is_answered_beside_the_first():
         ("참기름 1.8리터짜리 납품가 얼마로 잡혀있죠? 견적서 다시 뽑아야돼서요", ("참기름",)),
         ("알림톡 수신자 추가 한도가 몇명이에요? 영업팀 애들도 받게 하려구요", ("알림톡", "수신자", "추가", "한도")),
         ("무가당 요거트 1kg 저희쪽 단가 얼마였죠", ("무가당", "요거트")),
+        # a reason ending in 서 after the question, and one said before it
+        ("SO-2611-1010 건 총 얼마짜리인지 확인 부탁드릴게요 계산서 끊어야 돼서", ("SO",)),
+        ("경리팀에서 물어봐서요 10월 매입분 정산 총액이 얼마로 나갔어요?", ("매입분", "정산")),
     ],
 )
 def test_the_reason_for_asking_and_the_askers_side_are_no_subject(question, subject):
@@ -1477,3 +1480,28 @@ def test_each_question_of_a_promotion_message_gets_its_own_value():
     rate, boxes = _answer("청송과원 행사 할인 얼마나 돼요? 최소 몇박스 넣어야돼요?", results)
     assert rate == "행사 기간 중 청송과원 전 품목 10% 할인합니다." and "5박스" in boxes
     assert question_focus("고등어 발주 들어간거 지금 어디까지 진행됐어요?").asks_status
+
+
+def test_a_derived_word_the_evidence_does_not_write_is_read_as_its_noun():
+    """`주문건` is the 주문 the record names, `행사용` the 행사, `교환해달래서` the 교환; `제품들` names no subject, as
+    `제품` does not. A derived word whose noun the evidence does not write still finds no answer."""
+    order = (
+        "[1] (거래처 기록 · 주문 SO-2611-1028)\n[주문] 주문 SO-2611-1028\n"
+        "국산 된장 60박스 주문이 접수되었습니다. 주문 금액 774,000원.\n납기: 2026-12-03"
+    )
+    assert _answer("된장 60박스 주문건 얼마짜리에요?", {"search_records": order}) == ["주문 금액 774,000원."]
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 참술식품 프로모션)\n[프로모션] 11~12월 참술식품 프로모션\n"
+        "행사 기간 중 참술식품 전 품목 7% 할인합니다."
+    )
+    assert _answer("참술 제품들 요즘 할인 몇 퍼센트 해주고 있어요?", {"search_records": promotion}) == [
+        "행사 기간 중 참술식품 전 품목 7% 할인합니다."
+    ]
+    exchange = (
+        "[1] (FAQ · 고객이 교환을 요청하면 어떻게 하나요?)\n"
+        "Q: 고객이 교환을 요청하면 어떻게 하나요?\nA: 회수 확인 후 2영업일 이내에 교환 상품을 재발송해 주세요."
+    )
+    assert _answer("고객이 교환해달래서 회수는 했는데 새 상품은 언제까지 보내줘야 돼요?", {"search_faq": exchange}) == [
+        "회수 확인 후 2영업일 이내에 교환 상품을 재발송해 주세요."
+    ]
+    assert _answer("된장 60박스 배송건 얼마짜리에요?", {"search_records": order}) == []
