@@ -426,8 +426,9 @@ _HANGUL_WORD_RE = re.compile(r"[가-힣]+")
 def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> QuestionFocus:
     """A compound noun of the question that no statement writes (`현장점검`, `입금계좌`, `냉장제품`) read as the parts
     the evidence does write (`현장` + `점검`, `입금` + `계좌`, `냉장`): each part is then named, or required, on its
-    own. So is a derived word read as the noun it is derived from (`주문건` → `주문`, `교환해달래서` → `교환`). A generic part (`제품`) is dropped; a compound with a part the evidence lacks stays whole, so a subject the
-    evidence does not hold still finds no answer."""
+    own. So is a derived word read as the noun it is derived from (`주문건` → `주문`, `교환해달래서` → `교환`). A
+    generic part (`제품`) is dropped; a compound with a part the evidence lacks stays whole, so a subject the evidence
+    does not hold still finds no answer."""
     vocabulary = " ".join(_compact(f"{statement.text} {statement.context}") for statement in statements)
 
     def written(word: str) -> bool:
