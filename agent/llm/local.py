@@ -474,7 +474,6 @@ def _derived_stem(word: str) -> str:
     return match["stem"] if match else ""
 
 
-
 # A question asked for a yes or a no ("행사할인도 들어가나요"), which has no value cue of its own.
 _YES_NO_END_RE = re.compile(r"(나요|까요|가요|니까|습니까)\s*[?？]*\s*$")
 # Where a message asks a second question: after a question mark, or at "그리고" ("… 얼마였죠 그리고 … 몇박스부터").
