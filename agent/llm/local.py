@@ -469,7 +469,7 @@ _GLUED_VERB_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:해|하|했|할|한)[�
 
 
 def _derived_stem(word: str) -> str:
-    """The noun a word the evidence does not write is derived from, or ""."""
+    """The noun a derived word comes from (`주문건` → 주문, `교환해달래서` → 교환), or ""."""
     match = _DERIVING_SUFFIX_RE.fullmatch(word) or _GLUED_VERB_RE.fullmatch(word)
     return match["stem"] if match else ""
 
