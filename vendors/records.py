@@ -65,9 +65,11 @@ _QUESTION_WORDS = frozenset(
 _VERBAL_ENDINGS = ("되나요", "되는지", "됩니까", "돼요", "되요", "되죠", "하나요", "합니까", "해요", "하죠", "할까요",
                    "되었나요", "됐나요", "했나요", "받는지", "받나요", "받아요", "받으려면", "받는", "받을", "받은",
                    "받죠")  # fmt: skip
-# A compound ending in an aspect syllable (`정산일`, `지급일`, `배송비`, `할인율`) also finds its stem in the records,
-# where the values are written `정산 월`, `지급 예정일`, `할인율`.
-_ASPECT_SUFFIXES = ("일", "율", "률", "비", "액")
+# A compound ending in an aspect syllable (`정산일`, `지급일`, `배송비`, `할인율`, `정산금`) also finds its stem in the
+# records, where the values are written `정산 월`, `지급 예정일`, `할인율`, `정산액`.
+_ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "금")
+# A month with the share it counts (`11월치`, `11월분`): the records write the month alone (`11월 매입분`, `정산 월`).
+_MONTH_SHARE_RE = re.compile(r"^(\d{1,2}월)(?:치|분|달)$")
 _TOKEN_SPLIT = re.compile(r"[\s,/]+")
 _EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w]+$")
 
@@ -97,6 +99,7 @@ def query_tokens(query: str) -> list[str]:
                 break
         if len(token) >= 3 and token.endswith(_ASPECT_SUFFIXES) and "가" <= token[-2] <= "힣":
             token = token[:-1]
+        token = _MONTH_SHARE_RE.sub(r"\1", token)
         if (
             (len(token) < _MIN_TOKEN_LENGTH and not _synonyms(token))
             or token in tokens

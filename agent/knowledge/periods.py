@@ -135,6 +135,8 @@ def question_window(question: str, *, today: datetime.date | None = None) -> Per
             year, month = divmod(month_index, 12)
             return Period(datetime.date(year, month + 1, 1), _month_end(year, month + 1))
     if named := period_in(question, year=today.year):
+        if _LAST_YEAR_RE.search(question) and not _YEAR_RE.search(question):
+            return _year_before(named)  # "작년 11월 정산": last year's November, not this year's
         return named
     if _LAST_YEAR_RE.search(question):
         return Period(datetime.date(today.year - 1, 1, 1), datetime.date(today.year - 1, 12, 31))
@@ -143,6 +145,50 @@ def question_window(question: str, *, today: datetime.date | None = None) -> Per
     if _PAST_EVENT_RE.search(question):
         return Period(None, today)
     return Period(today, today)
+
+
+def _year_before(period: Period) -> Period:
+    def shifted(day: datetime.date | None) -> datetime.date | None:
+        return _safe_date(day.year - 1, day.month, day.day) if day else None
+
+    return Period(shifted(period.start), shifted(period.end))
+
+
+# A month named as what something is about: `11월`, `11월분`, `2026-10` (a record's `정산 월`). A month followed by
+# its day (`10월 15일`, `2026-11-10`) is when something happens, not what it is about.
+_MONTH_ALONE_RE = re.compile(r"(?<![\d-])(\d{1,2})\s*월(?!\s*\d{1,2}\s*일)")
+_RANGE_MONTH_RE = re.compile(r"20\d{2}-(\d{1,2})-\d{1,2}|(?<!\d)(\d{1,2})\s*월")
+_YEAR_MONTH_RE = re.compile(r"(?<![\d-])20\d{2}-(\d{1,2})(?![\d-])")
+# The two holidays promotions and rules are named by, by the months they fall in (their day moves with the moon).
+_HOLIDAY_MONTHS = {"설": (1, 2), "추석": (9, 10)}
+_HOLIDAY_RE = re.compile(
+    r"(?<![가-힣])(추석|설)(?=\s|$|[·,/]|날|명절|연휴|행사|선물|특가|기획|대목|맞이|용|에|엔|때|이|은|도|까지|전에)"
+)
+
+
+def months_named(text: str) -> frozenset[int]:
+    """The months `text` names as a period (1–12): a month (`11월`, `11월분`, `2026-10`), a range of months or
+    dates (`11~12월`, `2026-11-01 ~ 2026-12-15`, `12월 29~31일`) and the holidays 설 and 추석. A single day
+    (`10월 15일`, `2026-11-10`) names none: it is when something happens, not what it is about."""
+    months: set[int] = set()
+    rest = text
+    for pattern in (_DAY_RANGE_RE, _RANGE_RE, _MONTH_PAIR_RE):
+        for match in pattern.finditer(rest):
+            if pattern is _MONTH_PAIR_RE:
+                ends = [int(match.group(1)), int(match.group(2))]  # "11~12월": the first month has no 월
+            else:
+                ends = [int(iso or written) for iso, written in _RANGE_MONTH_RE.findall(match.group(0))]
+            ends = [month for month in ends if 1 <= month <= 12]
+            if ends:
+                # From the first month to the last, across the new year when it ends before it starts (11월 ~ 1월).
+                span = (ends[-1] - ends[0]) % 12
+                months.update((ends[0] - 1 + step) % 12 + 1 for step in range(span + 1))
+            rest = rest.replace(match.group(0), " ")
+    months.update(int(month) for month in _MONTH_ALONE_RE.findall(rest) if 1 <= int(month) <= 12)
+    months.update(int(month) for month in _YEAR_MONTH_RE.findall(rest) if 1 <= int(month) <= 12)
+    for holiday in _HOLIDAY_RE.findall(text):
+        months.update(_HOLIDAY_MONTHS[holiday])
+    return frozenset(months)
 
 
 def period_phrase(question: str) -> str:

@@ -464,9 +464,9 @@ def _without_masks(text: str) -> str:
 
 
 # The aspects a second asked value may be of, and what joins two asks in one message: "금액이랑 납기", "몇 % 빠지고
-# 몇 박스 이상", "출고됐나요? 납기가 언제였죠".
+# 몇 박스 이상", "몇 %에 몇 박스 이상" (one ask right after the other), "출고됐나요? 납기가 언제였죠".
 _VALUE_ASPECTS = frozenset({DATE, TIME, DURATION, AMOUNT, RATE, QUANTITY, CONTACT, FREQUENCY, SIZE})
-_ASKS_JOINED_RE = re.compile(r"이랑|랑|하고|와 |과 |및|,|고 |[?？]|[요죠] |해서|이고|이며")
+_ASKS_JOINED_RE = re.compile(r"이랑|랑|하고|와 |과 |및|,|고 |[?？]|[요죠] |해서|이고|이며|^에 $")
 _GLUED_QUESTION_WORD_RE = re.compile(r"몇(?=[가-힣%])")
 # Nouns that, asked beside another value, ask for their own: "금액이랑 납기" (alone, 납기 is the subject asked about).
 _SECOND_ASK_CUES = ((DATE, ("납기", "입금일", "지급일", "출고일")),)
@@ -490,16 +490,30 @@ def joined_value_aspects(question: str) -> tuple[str, ...]:
         for cue in cues
         for start in [match.start() for match in re.finditer(re.escape(cue), text)]
     )
-    spans: list[tuple[int, int, str]] = []
-    for start, length, aspect, _ in found:
-        if not any(start < end and begin < start - length for begin, end, _ in spans):
-            spans.append((start, start - length, aspect))
+    spans: list[tuple[int, int, str, str]] = []
+    for start, length, aspect, cue in found:
+        if not any(start < end and begin < start - length for begin, end, _, _ in spans):
+            spans.append((start, start - length, aspect, cue))
     aspects = [spans[0][2]] if spans else []
-    for (_, end, _), (start, _, aspect) in itertools.pairwise(spans):
+    cues = [spans[0][3]] if spans else []
+    for (_, end, _, _), (start, _, aspect, cue) in itertools.pairwise(spans):
         related = aspect in ACCEPTED_VALUES[aspects[-1]] or aspects[-1] in ACCEPTED_VALUES[aspect]
+        if related and _count_and_money(cues[-1], cue):
+            related = False  # "몇 박스 주문 … 금액도요": the count and the money are two values
         if not related and _ASKS_JOINED_RE.search(text[end:start]):
             aspects.append(aspect)
+            cues.append(cue)
     return tuple(aspects) if len(aspects) > 1 else ()
+
+
+def _count_and_money(first: str, second: str) -> bool:
+    """One cue counts goods (`몇 박스`) and the other names money (`금액`, `단가`; not `얼마`, which also asks how
+    many: "수량이 얼마나")."""
+    return any(counted in _COUNT_CUES and money in _MONEY_CUES for counted, money in ((first, second), (second, first)))
+
+
+_COUNT_CUES = frozenset(cue for aspect, cues in _ASPECT_CUES if aspect == QUANTITY for cue in cues if cue[0] == "몇")
+_MONEY_CUES = frozenset(cue for aspect, cues in _ASPECT_CUES if aspect == AMOUNT for cue in cues if cue != "얼마")
 
 
 # "요거트 치즈 이런 냉장품목", "콩나물 같은 냉장품": the words before name examples of the noun after.

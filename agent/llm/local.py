@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from agent.knowledge.passages import heading_only
-from agent.knowledge.periods import period_phrase
+from agent.knowledge.periods import months_named, period_phrase
 from agent.knowledge.synonyms import subject_variants
 from agent.llm import korean_text, morphology
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
@@ -268,6 +268,11 @@ def _answer_one(
     other_sizes = _other_size_patterns(focus, statements)
     if other_sizes:
         statements = [s for s in statements if not any(p.search(_compact(s.text)) for p in other_sizes)]
+    asked_months = months_named(question)
+    if asked_months:
+        # A statement about another month ("9월 정산 대금은 …" beside "11월치 정산금", an 11~12월 promotion beside
+        # "설 행사") answers for another period.
+        statements = [s for s in statements if not _about_other_months(s, asked_months)]
     # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
     # statement about the topic without it answers the question before. So is a size or a share any question names
     # (`전단 1/2면 광고비`, `멸치 1.5kg`): a statement naming another (1/4면) is about another item.
@@ -506,9 +511,15 @@ def _second_asks(question, focus, best, statements, question_bigrams, required, 
     """For a question that asks two values joined (`금액이랑 납기`, `몇 % 빠지고 몇 박스 이상`), the statement answering
     the value `best` does not: the best one of that aspect about the same subject, from `best`'s own evidence item
     when one there answers (the order's record holds its amount and its due date)."""
-    asked = [aspect for aspect in joined_value_aspects(question) if aspect not in ACCEPTED_VALUES.get(focus.aspect, ())]
-    # "몇 % 할인이고 몇박스부터": the other ask counts in its own unit.
-    counter = tuple(unit for unit in asked_counters(question) if unit not in focus.counter)
+    # A count asked (`몇 박스`) accepts an amount as its value, yet the money asked beside it is a value of its own.
+    counted = focus.aspect == QUANTITY and bool(focus.counter)
+    asked = [
+        aspect
+        for aspect in joined_value_aspects(question)
+        if aspect not in ACCEPTED_VALUES.get(focus.aspect, ()) or (counted and aspect == AMOUNT)
+    ]
+    # "몇 % 할인이고 몇박스부터": the other ask counts in its own unit, the one `best` does not count in.
+    counter = tuple(unit for unit in asked_counters(question) if not _counts_in(best.text, (unit,)))
     answers: list[Statement] = []
     for aspect in asked[: settings.LOCAL_ANSWER_MAX_SENTENCES - 1]:
         other = replace(focus, aspect=aspect, aspect_cued=True, counter=counter, asks_deadline=False, polar=False)
@@ -518,6 +529,8 @@ def _second_asks(question, focus, best, statements, question_bigrams, required, 
                 continue
             if counter and not _counts_in(statement.text, counter):
                 continue  # "몇박스부터" is answered by `5박스 이상`, not by the product's `5kg`
+            if aspect == QUANTITY and not counter and _states_sizes_only(statement.text):
+                continue  # "최소수량은?" is a count of goods (`최소 주문: 5박스`), not the size in `찹쌀 4kg`
             # `best`'s own record is about the subject `best` answered for: its `5박스 이상 주문 시` line need not
             # name the 총각김치 again.
             judged = _answer_score(
@@ -849,6 +862,18 @@ def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> l
     return patterns
 
 
+def _about_other_months(statement: Statement, months: frozenset[int]) -> bool:
+    """The statement (with its context: a record's title, a section path) names a period, and none of `months`."""
+    named = months_named(statement.text) | months_named(statement.context)
+    return bool(named) and not named & months
+
+
+def _states_sizes_only(text: str) -> bool:
+    """Every number `text` states is a size (`4kg`, `24입`): it counts nothing."""
+    numbers = _counted_numbers(text)
+    return bool(numbers) and all(_MEASURE_QUALIFIER_RE.fullmatch(number) for number in numbers)
+
+
 def _size_of(word: str) -> str:
     """The size a question word names, lower case: `57mm짜리` → 57mm."""
     match = _MEASURE_QUALIFIER_RE.fullmatch(word)
@@ -863,7 +888,7 @@ def _states_condition(text: str, nouns: tuple[str, ...]) -> bool:
 _COUNTER_SYNONYMS = {"번": "회", "회": "번"}
 # A count of goods (`40박스`, `30개`): in a question it names one order or delivery.
 _COUNTED_RE = re.compile(r"\d[\d,]*(박스|개|팩|세트|봉|병|캔|팔레트|ea|kg|톤)", re.IGNORECASE)
-_MEASURE_QUALIFIER_RE = re.compile(r"\d+([./]\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m)(짜리)?", re.IGNORECASE)
+_MEASURE_QUALIFIER_RE = re.compile(r"\d+([./]\d+)?(면|kg|g|l|ml|온스|미|매|cm|mm|m|롤|개입|입)(짜리)?", re.IGNORECASE)
 
 
 def _names_all(statement: Statement, numbers: tuple[str, ...], record_text: str = "") -> bool:

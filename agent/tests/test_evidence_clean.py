@@ -6,7 +6,7 @@ import datetime
 from agent.answer_sources import sentence_sources
 from agent.evaluation import CaseResult, _check_expectations, answer_defects
 from agent.knowledge.passages import Unit, chunk_units, heading_only
-from agent.knowledge.periods import Period, in_force, period_in, question_window
+from agent.knowledge.periods import Period, in_force, months_named, period_in, question_window
 from agent.knowledge.reconcile import evidence_reconcile
 from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
@@ -50,6 +50,9 @@ def test_a_named_season_last_year_or_past_event_is_the_questions_period_and_a_da
     )
     assert question_window("작년 정산 금액은?", today=TODAY) == Period(
         datetime.date(2025, 1, 1), datetime.date(2025, 12, 31)
+    )
+    assert question_window("작년 11월 정산금 얼마였죠?", today=TODAY) == Period(
+        datetime.date(2025, 11, 1), datetime.date(2025, 11, 30)
     )
     past = question_window("지난 김장 특가전 행사가 얼마였어요?", today=TODAY)
     assert past == Period(None, TODAY)
@@ -230,3 +233,19 @@ def test_the_period_a_question_names_is_read_as_written():
     assert period_phrase("11월 행사 할인율") == "11월"
     assert period_phrase("작년 단가") == "작년"
     assert period_phrase("할인율 몇 %예요?") == ""
+
+
+def test_the_months_a_text_names_as_its_period_leave_out_single_days():
+    """A month, a month's share, a record's `정산 월`, ranges (across the new year too) and 설/추석 name months; a day
+    (`10월 15일`, `2026-11-10`) is when something happens, and 설정 or 12개월 name none."""
+    assert months_named("11월치 정산금 며칠에 들어오나요") == {11}
+    assert months_named("9월 정산 대금은 10월 15일에 정상 지급합니다.") == {9}
+    assert months_named("11~12월 한빛식품 프로모션") == {11, 12}
+    assert months_named("적용 기간: 2026-11-01 ~ 2026-12-15") == {11, 12}
+    assert months_named("연말 재고 조사(12월 29~31일)") == {12}
+    assert months_named("특가 (12월 20일 ~ 1월 5일)") == {12, 1}
+    assert months_named("정산 월: 2026-10") == {10}
+    assert months_named("설 선물세트 행사") == {1, 2}
+    assert months_named("추석 기획전") == {9, 10}
+    assert months_named("지급일: 2026-11-10") == frozenset()
+    assert months_named("설정 메뉴에서 12개월 할부를 고르세요") == frozenset()

@@ -1227,6 +1227,64 @@ def test_the_second_ask_counts_in_its_own_unit_and_the_asked_size_is_no_answer()
     assert _answer("총각김치 5kg 행사 할인 몇프로고 최소 몇 박스 넣어야돼요?", results) == expected
 
 
+def test_each_ask_of_a_two_value_question_gets_its_value():
+    """ "할인율 얼마고 몇박스부터" and "몇%에 몇박스 이상": the count comes from the `N박스 이상` line, not from the
+    rate line that also holds a number; "최소수량은?" is a count of goods, not the product's `4kg`; "몇박스 … 금액도요"
+    asks the order's amount beside its count (a count alone accepts an amount as its value)."""
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 고운뜰 프로모션)\n[프로모션] 11~12월 고운뜰 프로모션\n"
+        "행사 기간 중 고운뜰 전 품목 5% 할인합니다. 대상: 찹쌀 4kg 외. 10박스 이상 주문 시 적용, "
+        "다른 할인과 중복되지 않습니다.\n할인율: 5% · 대상 브랜드: 고운뜰 · 최소 주문: 10박스"
+    )
+    results = {"search_records": promotion}
+    rate = "행사 기간 중 고운뜰 전 품목 5% 할인합니다."
+    boxes = "10박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다."
+    assert _answer("찹쌀 행사 할인율 얼마고 몇박스부터 돼요", results) == [rate, boxes]
+    assert _answer("고운뜰 찹쌀 행사 할인 몇%에 몇박스 이상이에요", results) == [rate, boxes]
+    assert _answer("고운뜰 찹쌀 요즘 행사하던데 몇프로 할인이고 최소수량은?", results) == [rate, "최소 주문: 10박스"]
+    order = (
+        "[1] (거래처 기록 · 주문 SO-2611-1016)\n[주문] 주문 SO-2611-1016\n"
+        "해담제과 버터 과자 24입 (HD-101) 10박스 주문 접수. 납기 2026-12-03, 배송지 본사 물류센터. 주문 금액 126,000원."
+    )
+    assert _answer("버터과자 24입 몇박스 주문 들어갔었죠? 금액도요", {"search_records": order}) == [
+        "해담제과 버터 과자 24입 (HD-101) 10박스 주문 접수.",
+        "주문 금액 126,000원.",
+    ]
+    assert joined_value_aspects("수량이 얼마나 돼요") == ()  # 얼마 asks the count here, not money
+
+
+def test_a_month_or_holiday_the_question_names_is_not_answered_by_another_months_statement():
+    """ "11월치 정산금" is not answered by the 9월 settlement sentence; "설 행사" not by the 11~12월 promotion;
+    "30롤짜리" not by the 6롤 price. A statement that names no period still answers."""
+    hub = (
+        "[1] (지식 허브 · 2026년 추석 연휴 운영 안내)\n"
+        "[2026년 추석 연휴 운영 안내 > 정산] 9월 정산 대금은 10월 15일에 정상 지급합니다."
+    )
+    assert _answer("11월치 정산금 며칠에 들어오나요", {"search_knowledge": hub}) == []
+    november = (
+        "[1] (거래처 기록 · 11월 정산 예정)\n[정산] 11월 정산 예정\n"
+        "11월 매입분은 11월 30일 마감 후 정산서를 발행하며 지급 예정일은 2026-12-10입니다."
+    )
+    assert _answer("11월치 정산금 며칠에 들어오나요", {"search_records": november, "search_knowledge": hub}) == [
+        "11월 매입분은 11월 30일 마감 후 정산서를 발행하며 지급 예정일은 2026-12-10입니다."
+    ]
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 해담제과 프로모션)\n[프로모션] 11~12월 해담제과 프로모션\n"
+        "행사 기간 중 해담제과 전 품목 12% 할인합니다."
+    )
+    assert _answer("해담제과 쿠키세트 설 행사 할인율은 정해졌어요?", {"search_records": promotion}) == []
+    assert _answer("해담제과 12월 행사 할인율은요?", {"search_records": promotion}) == [
+        "행사 기간 중 해담제과 전 품목 12% 할인합니다."
+    ]
+    contract = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "주요 품목 납품 단가: 은빛제지 키친타월 6롤 10,200원, 은빛제지 종이컵 6.5온스 1000개 17,500원."
+    )
+    assert _answer("키친타월 30롤짜리 단가 얼마 받을수 있을까요", {"search_records": contract}) == []
+    [price] = _answer("키친타월 6롤 단가 얼마에요", {"search_records": contract})
+    assert "키친타월 6롤 10,200원" in price
+
+
 def test_a_second_question_in_its_own_sentence_is_answered_too():
     """ "납기 언제에요? 지금 상태는요?": the second question, read as a follow-up of the first, adds its answer; a
     second ask the first answer already answers adds nothing."""

@@ -48,6 +48,9 @@ def test_query_tokens_drop_question_words_and_punctuation():
     # An aspect syllable after a noun (율, 일, 비) leaves its stem, which the values' `할인율` still contains.
     assert query_tokens("프로모션 할인율 알려주세요!!") == ["프로모션", "할인"]
     assert query_tokens("물건값은 매달 며칠에 결제돼요?") == ["물건값", "결제"]
+    # A month's share is the month the records write (`11월 매입분`); `정산금` finds `정산액` through its stem.
+    assert query_tokens("11월치 정산금 며칠에 들어오나요") == ["11월", "정산", "들어오나"]
+    assert query_tokens("포기김치 단가") == ["포기김치", "단가"]
     assert query_tokens("HB-100의 단가가 얼마죠, hb-100 단가") == ["hb-100", "단가"]
     assert query_tokens("? ! 뭐가 있나요") == []
 
