@@ -335,7 +335,7 @@ def _answer_one(
     chosen = [best]
     if not follow_up:
         chosen += _second_asks(question, focus, best, statements, question_bigrams, required, record_items)
-    if focus.asks_status and best.source == "record" and len(chosen) < settings.LOCAL_ANSWER_MAX_SENTENCES:
+    if _asks_state(focus) and best.source == "record" and len(chosen) < settings.LOCAL_ANSWER_MAX_SENTENCES:
         # "출고됐나요? 납기가 언제였죠": the record answering the other ask tells whether the step happened too.
         status = next((s for s in statements if s.item == best.item and _is_status(s)), None)
         if status is not None and status not in chosen:

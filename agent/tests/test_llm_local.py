@@ -1251,6 +1251,16 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
         "주문 금액 126,000원.",
     ]
     assert joined_value_aspects("수량이 얼마나 돼요") == ()  # 얼마 asks the count here, not money
+    # "상태랑 금액": the record's status line joins the amount.
+    order = (
+        "[1] (거래처 기록 · 주문 SO-2611-1022)\n[주문] 주문 SO-2611-1022\n"
+        "참솔식품 참기름 1.8L 30박스 주문 접수. 주문 금액 714,000원.\n"
+        "주문번호: SO-2611-1022 · 수량: 30박스 · 주문 금액: 714,000원 · 상태: 출고 준비"
+    )
+    assert _answer("참기름 30박스 주문 상태랑 금액 알려줘요", {"search_records": order}) == [
+        "주문 금액 714,000원.",
+        "상태: 출고 준비",
+    ]
 
 
 def test_a_month_or_holiday_the_question_names_is_not_answered_by_another_months_statement():
