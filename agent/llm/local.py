@@ -851,15 +851,20 @@ def _names_word(text: str, variants: frozenset[str], word: str) -> bool:
 
 
 def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:
-    """For each size or share of the question (`1면`, `5kg`) that no statement names, a pattern of the same unit
-    after another number (`1/4면`): the statements naming one state another size."""
+    """For each size or share of the question (`1면`, `500g`) that no statement names, a pattern of the same unit,
+    or another of its kind, after another number (`1/4면`, `1kg`): the statements naming one state another size."""
     patterns = []
     for word in focus.words:
         match = _MEASURE_QUALIFIER_RE.fullmatch(word)
         if not match or any(_size_of(word) in _compact(f"{s.text} {s.context}") for s in statements):
             continue
-        patterns.append(re.compile(rf"\d{re.escape(match[2].lower())}(?![a-z])"))
+        units = _SAME_DIMENSION.get(match[2].lower(), (match[2].lower(),))
+        patterns.append(re.compile(rf"\d(?:{'|'.join(map(re.escape, units))})(?![a-z])"))
     return patterns
+
+
+# A size asked in one unit is not answered by a size of the same kind in another (`500g` beside `1kg`).
+_SAME_DIMENSION = {unit: group for group in (("g", "kg"), ("ml", "l"), ("mm", "cm", "m")) for unit in group}
 
 
 def _about_other_months(statement: Statement, months: frozenset[int]) -> bool:

@@ -1263,9 +1263,9 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
     ]
 
 
-def test_a_month_or_holiday_the_question_names_is_not_answered_by_another_months_statement():
+def test_a_period_or_size_the_question_names_is_not_answered_by_a_statement_of_another():
     """ "11월치 정산금" is not answered by the 9월 settlement sentence; "설 행사" not by the 11~12월 promotion;
-    "30롤짜리" not by the 6롤 price. A statement that names no period still answers."""
+    "30롤짜리" not by the 6롤 price, "500g짜리" not by the 1kg one. A statement that names no period still answers."""
     hub = (
         "[1] (지식 허브 · 2026년 추석 연휴 운영 안내)\n"
         "[2026년 추석 연휴 운영 안내 > 정산] 9월 정산 대금은 10월 15일에 정상 지급합니다."
@@ -1293,6 +1293,11 @@ def test_a_month_or_holiday_the_question_names_is_not_answered_by_another_months
     assert _answer("키친타월 30롤짜리 단가 얼마 받을수 있을까요", {"search_records": contract}) == []
     [price] = _answer("키친타월 6롤 단가 얼마에요", {"search_records": contract})
     assert "키친타월 6롤 10,200원" in price
+    sesame = "[1] (거래처 기록 · 볶음참깨 1kg)\n참솔식품 볶음참깨 1kg 12,800원."
+    assert _answer("볶음참깨 500g짜리 공급가 좀 알려주세요", {"search_records": sesame}) == []
+    assert _answer("볶음참깨 1kg 공급가 좀 알려주세요", {"search_records": sesame}) == [
+        "참솔식품 볶음참깨 1kg 12,800원."
+    ]
 
 
 def test_a_second_question_in_its_own_sentence_is_answered_too():
