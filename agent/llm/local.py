@@ -217,6 +217,13 @@ def answer_sentences(
     second_answers = (
         answer(rewritten, follow_up=second, earlier=first) if rewritten else answer(second, follow_up="", earlier="")
     )
+    if answers and not second_answers:
+        # "… 할인 얼마나 들어가요? 몇 박스 넘어야 되는지도요": the second ask names no subject of its own, so the whole
+        # message's answer may be the second one's; the first question's own answer leads when it is another.
+        first_answers = answer(first, follow_up="", earlier="")
+        if first_answers and not _restates(first_answers[0], answers) and not _restates(answers[0], first_answers):
+            return [first_answers[0], answers[0]][: settings.LOCAL_ANSWER_MAX_SENTENCES]
+        return answers
     if not answers or (second_answers and _restates(second_answers[0], answers)):
         # The whole message names what only one of its questions is about ("주말엔 안되나요" beside the hours), or
         # its answer is the second question's: the first question's answer, on its own, unless the whole one

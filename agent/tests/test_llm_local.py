@@ -1228,9 +1228,10 @@ def test_the_second_ask_counts_in_its_own_unit_and_the_asked_size_is_no_answer()
 
 
 def test_each_ask_of_a_two_value_question_gets_its_value():
-    """ "할인율 얼마고 몇박스부터" and "몇%에 몇박스 이상": the count comes from the `N박스 이상` line, not from the
-    rate line that also holds a number; "최소수량은?" is a count of goods, not the product's `4kg`; "몇박스 … 금액도요"
-    asks the order's amount beside its count (a count alone accepts an amount as its value)."""
+    """ "할인율 얼마고 몇박스부터", "몇%에 몇박스 이상", "할인율이랑 최소 주문 박스 수": the count comes from the
+    `N박스 이상` line, not from the rate line that also holds a number; "최소수량은?" is a count of goods, not the
+    product's `4kg`; "몇박스 … 금액도요" asks the order's amount beside its count (a count alone accepts an amount as
+    its value)."""
     promotion = (
         "[1] (거래처 기록 · 11~12월 고운뜰 프로모션)\n[프로모션] 11~12월 고운뜰 프로모션\n"
         "행사 기간 중 고운뜰 전 품목 5% 할인합니다. 대상: 찹쌀 4kg 외. 10박스 이상 주문 시 적용, "
@@ -1251,6 +1252,10 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
         "주문 금액 126,000원.",
     ]
     assert joined_value_aspects("수량이 얼마나 돼요") == ()  # 얼마 asks the count here, not money
+    # "최소 주문 박스 수" asks a count; a second sentence naming no subject of its own ("몇 박스 넘어야 되는지도요")
+    # is answered beside the first question's own answer.
+    assert _answer("고운뜰 프로모션 할인율이랑 최소 주문 박스 수 알려주세요~", results) == [rate, boxes]
+    assert _answer("고운뜰 찹쌀 행사 지금 할인 얼마나 들어가요? 몇 박스 넘어야 되는지도요", results) == [rate, boxes]
     # "상태랑 금액": the record's status line joins the amount.
     order = (
         "[1] (거래처 기록 · 주문 SO-2611-1022)\n[주문] 주문 SO-2611-1022\n"
