@@ -59,6 +59,8 @@ _SPOKEN_FORMS = (
     (re.compile(r"(?<![가-힣])몇\s?일(?![가-힣])|(?<![가-힣])몇일"), "며칠"),
     (re.compile(r"(?<![가-힣])시월(?=[^가-힣]|$|[은는이의에도만치분말]|까지|부터)"), "10월"),
     (re.compile(r"(?<![가-힣])유월(?=[^가-힣]|$|[은는이의에도만치분말]|까지|부터)"), "6월"),
+    # `좀` typed onto the word before it: `확인좀`, `단가좀` (the filler, not part of the word)
+    (re.compile(r"(?<=[가-힣]{2})좀(?=[\s~!?.]|$)"), " 좀"),
     # a polite ending typed playfully: `부탁드립니당`, `있나여`
     (re.compile(r"(?<=니)당(?=[\s~!?.]|$)"), "다"),
     (re.compile(r"(?<=[나가까에세어아해돼워])여(?=[\s~!?.]|$)"), "요"),
@@ -85,7 +87,7 @@ def spoken_forms_written(text: str) -> str:
     """`text` with the spoken short forms of chat written out: `토욜 날도` → `토요일 날도`, `낼 오전` → `내일 오전`,
     `몇 프로였죠` → `몇 %였죠`, `10프로` → `10%`, `비번` → `비밀번호`, `카톡으로` / `톡으로` → `카카오톡으로`, `몇일` →
     `며칠`, `시월` → `10월`, `부탁드립니당` → `부탁드립니다`, `있나여` → `있나요`, `10키로` → `10kg`,
-    `저흰` → `저희는`."""
+    `저흰` → `저희는`, `확인좀` → `확인 좀`."""
     for pattern, written in _SPOKEN_FORMS:
         text = pattern.sub(written, text)
     return text

@@ -86,6 +86,8 @@ def test_spoken_short_forms_are_read_in_the_written_form_of_the_sources():
     assert spoken_forms_written("된장 3키로, 즉석밥 210그람, 들기름 1.8리터") == "된장 3kg, 즉석밥 210g, 들기름 1.8L"
     assert spoken_forms_written("전통약과 키로짜리 단가") == "전통약과 1kg짜리 단가"
     assert spoken_forms_written("저흰 몇시까지요? 우린요") == "저희는 몇시까지요? 우린요"
+    assert spoken_forms_written("깍두기 단가 확인좀 해주세요") == "깍두기 단가 확인 좀 해주세요"
+    assert spoken_forms_written("단가좀?") == "단가 좀?"
     assert (
         spoken_forms_written("전단 반면 광고하면, 반 페이지짜리로 키우면") == "전단 1/2면 광고하면, 1/2면짜리로 키우면"
     )
