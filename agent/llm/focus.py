@@ -173,6 +173,10 @@ _FILLER_WORDS = korean_text.word_set(
     "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 다음 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
     # the present period a question is asked in ("이달 말", "올해 계약"): the question's date decides it
     "이달 이번주 금주 올해 금년",
+    # a period or day named relative to today ("지난달 정산", "내일 수량"): the question's date decides which
+    "지난 지난달 저번 저번달 전달 다음달 오늘 내일 어제 모레",
+    # a case or a degree said around what is asked ("납품하는 경우", "어느 정도에요?"), and the asker's own progress
+    "경우 정도 준비중",
     # the asker's own state of mind ("기억이 안나네요", "헷갈려서요"), not what is asked about
     "기억 헷갈려서 헷갈려서요 맨날",
     # the asker's own side ("저희쪽 단가")

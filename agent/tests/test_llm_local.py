@@ -1534,6 +1534,13 @@ def test_a_yes_or_no_second_question_is_answered_beside_the_first():
         # a reason ending in 서 after the question, and one said before it
         ("SO-2611-1010 건 총 얼마짜리인지 확인 부탁드릴게요 계산서 끊어야 돼서", ("SO",)),
         ("경리팀에서 물어봐서요 10월 매입분 정산 총액이 얼마로 나갔어요?", ("매입분", "정산")),
+        # a period or day named relative to today, a case, a degree and the asker's own progress
+        ("지난달 정산 얼마였죠", ("정산",)),
+        ("내일 결품 불이익 있나요", ("결품", "불이익")),
+        ("오늘 출고 마감 몇시에요", ("출고",)),
+        ("PB 상품 납품하는 경우 하도급 지급 기한", ("PB", "납품", "하도급", "지급")),
+        ("회수차 부르면 비용 어느 정도에요", ("회수차",)),
+        ("신규 등록 서류 준비중인데 뭐가 필요해요", ("신규", "서류")),
     ],
 )
 def test_the_reason_for_asking_and_the_askers_side_are_no_subject(question, subject):
