@@ -859,7 +859,8 @@ def _names_word(text: str, variants: frozenset[str], word: str) -> bool:
 
 def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:
     """For each size or share of the question (`1면`, `500g`) that no statement names, a pattern of the same unit,
-    or another of its kind, after another number (`1/4면`, `1kg`): the statements naming one state another size."""
+    or another of its kind, after another number (`1/4면`, `1kg`), and for each such model (`T300`) one of its series
+    (`T200`): the statements naming one state another size or model."""
     patterns = []
     for word in focus.words:
         match = _MEASURE_QUALIFIER_RE.fullmatch(word)
@@ -867,7 +868,16 @@ def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> l
             continue
         units = _SAME_DIMENSION.get(match[2].lower(), (match[2].lower(),))
         patterns.append(re.compile(rf"\d(?:{'|'.join(map(re.escape, units))})(?![a-z])"))
+    for word in focus.words:
+        # A model the question names that no statement names (`T300`): a statement naming another model of the
+        # same series (`T200`) is about that one.
+        match = _MODEL_RE.fullmatch(word)
+        if match and not any(word.lower() in _compact(f"{s.text} {s.context}") for s in statements):
+            patterns.append(re.compile(rf"(?<![a-z]){re.escape(match[1].lower())}\d"))
     return patterns
+
+
+_MODEL_RE = re.compile(r"([A-Za-z]{1,3})\d{2,4}")
 
 
 # A size asked in one unit is not answered by a size of the same kind in another (`500g` beside `1kg`).

@@ -1270,7 +1270,8 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
 
 def test_a_period_or_size_the_question_names_is_not_answered_by_a_statement_of_another():
     """ "11월치 정산금" is not answered by the 9월 settlement sentence; "설 행사" not by the 11~12월 promotion;
-    "30롤짜리" not by the 6롤 price, "500g짜리" not by the 1kg one. A statement that names no period still answers."""
+    "30롤짜리" not by the 6롤 price, "500g짜리" not by the 1kg one, `T300` not by the `T200`. A statement that names no
+    period still answers."""
     hub = (
         "[1] (지식 허브 · 2026년 추석 연휴 운영 안내)\n"
         "[2026년 추석 연휴 운영 안내 > 정산] 9월 정산 대금은 10월 15일에 정상 지급합니다."
@@ -1298,6 +1299,11 @@ def test_a_period_or_size_the_question_names_is_not_answered_by_a_statement_of_a
     assert _answer("키친타월 30롤짜리 단가 얼마 받을수 있을까요", {"search_records": contract}) == []
     [price] = _answer("키친타월 6롤 단가 얼마에요", {"search_records": contract})
     assert "키친타월 6롤 10,200원" in price
+    terminal = "[1] (거래처 기록 · POS 단말기 T200)\n스마트포스 POS 단말기 T200 183,300원."
+    assert _answer("POS 단말기 T300 모델 단가 얼마에요", {"search_records": terminal}) == []
+    assert _answer("POS 단말기 T200 단가 얼마에요", {"search_records": terminal}) == [
+        "스마트포스 POS 단말기 T200 183,300원."
+    ]
     sesame = "[1] (거래처 기록 · 볶음참깨 1kg)\n참솔식품 볶음참깨 1kg 12,800원."
     assert _answer("볶음참깨 500g짜리 공급가 좀 알려주세요", {"search_records": sesame}) == []
     assert _answer("볶음참깨 1kg 공급가 좀 알려주세요", {"search_records": sesame}) == [
