@@ -1242,6 +1242,7 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
     boxes = "10박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다."
     assert _answer("찹쌀 행사 할인율 얼마고 몇박스부터 돼요", results) == [rate, boxes]
     assert _answer("고운뜰 찹쌀 행사 할인 몇%에 몇박스 이상이에요", results) == [rate, boxes]
+    assert _answer("고운뜰 찹쌀 행사 할인 얼마고 최소 몇 박스예요?", results) == [rate, boxes]  # 할인 얼마: a rate
     assert _answer("고운뜰 찹쌀 요즘 행사하던데 몇프로 할인이고 최소수량은?", results) == [rate, "최소 주문: 10박스"]
     order = (
         "[1] (거래처 기록 · 주문 SO-2611-1016)\n[주문] 주문 SO-2611-1016\n"
