@@ -270,11 +270,11 @@ def _answer_one(
     focus = _compounds_split(focus, statements)
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
-    # A size the question names that the evidence does not (`전단 1면`) is not answered by a statement of another
-    # size in the same unit (`1/4면 기준 30만 원`).
-    other_sizes = _other_size_patterns(focus, statements)
-    if other_sizes:
-        statements = [s for s in statements if not any(p.search(_compact(s.text)) for p in other_sizes)]
+    # A size or model the question names that the evidence does not (`전단 1면`, `T300`) is not answered by a
+    # statement of another size of its kind (`1/4면 기준 30만 원`) or another model of its series (`T200`).
+    other_items = _other_item_patterns(focus, statements)
+    if other_items:
+        statements = [s for s in statements if not any(p.search(_compact(s.text)) for p in other_items)]
     asked_months = months_named(question)
     if asked_months:
         # A statement about another month ("9월 정산 대금은 …" beside "11월치 정산금", an 11~12월 promotion beside
@@ -857,7 +857,7 @@ def _names_word(text: str, variants: frozenset[str], word: str) -> bool:
     return len(word) >= _VOWEL_FOLD_MIN_CHARS and korean_text.vowel_folded(word) in korean_text.vowel_folded(text)
 
 
-def _other_size_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:
+def _other_item_patterns(focus: QuestionFocus, statements: list[Statement]) -> list[re.Pattern]:
     """For each size or share of the question (`1면`, `500g`) that no statement names, a pattern of the same unit,
     or another of its kind, after another number (`1/4면`, `1kg`), and for each such model (`T300`) one of its series
     (`T200`): the statements naming one state another size or model."""
