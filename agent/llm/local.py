@@ -54,6 +54,7 @@ from agent.llm.prompts import (
     rewrite_request_parse,
     search_query_in,
 )
+from agent.verification.other_vendors import about_masked_clauses
 from agent.verification.sentences import split_sentences
 
 MODEL_NAME = "local-extractive"
@@ -996,7 +997,7 @@ def evidence_statements(tool_results: list[str], *, counterpart_names: tuple[str
                     for text in candidates:
                         if OTHER_VENDOR_MASK in text and any(name in text for name in counterpart_names):
                             text = _own_vendor_part(text, counterpart_names)
-                        if not _is_answer_material(text) or (facts is False and heading_only(text)):
+                        if not _is_answer_material(text, source) or (facts is False and heading_only(text)):
                             continue
                         statements.append(Statement(text, line_context, source, item, len(statements), is_fact=facts))
     return statements
@@ -1104,13 +1105,15 @@ def _own_vendor_part(sentence: str, names: tuple[str, ...]) -> str:
     return re.sub(rf"{_MASK}{_ASIDE}{_JOINERS}\s*(?=(?:{name}))", "", sentence)
 
 
-def _is_answer_material(sentence: str) -> bool:
-    # A sentence about another vendor or its product answers nothing for this one, even with the name masked.
-    return (
-        len(sentence) >= _MIN_SENTENCE_CHARS
-        and OTHER_VENDOR_MASK not in sentence
-        and OTHER_PRODUCT_MASK not in sentence
-    )
+def _is_answer_material(sentence: str, source: str) -> bool:
+    """A sentence about another vendor or its product answers nothing for this one, even with the name masked. The
+    room's own record that only mentions another vendor ("기존 [다른 벤더] 경유 납품분은 … 직납으로 전환합니다") is
+    still the room's own fact; a clause of it about the masked vendor (`[다른 벤더]는 …`) is not."""
+    if len(sentence) < _MIN_SENTENCE_CHARS or OTHER_PRODUCT_MASK in sentence:
+        return False
+    if OTHER_VENDOR_MASK not in sentence:
+        return True
+    return source == "record" and not about_masked_clauses(sentence)
 
 
 # --- follow-up rewriting (seed 001 5.2, deterministic) ---

@@ -699,6 +699,25 @@ def test_a_masked_vendor_asked_about_together_with_the_room_is_no_subject_word()
     assert also.content == ""
 
 
+def test_the_rooms_own_record_that_mentions_a_masked_vendor_still_answers():
+    """`기존 [다른 벤더] 경유 납품분은 … 직납으로 전환합니다` is the room's own record: the other vendor is only a party
+    to it, so it answers; a clause about the masked vendor (`[다른 벤더]의 단가는 …`) does not, nor does shared
+    knowledge naming a masked vendor."""
+    record = (
+        "[1] (거래처 기록 · 납품 경로 변경)\n[공지] 납품 경로 변경\n"
+        "기존 [다른 벤더] 경유 납품분은 12월 1일부터 직납으로 전환합니다. 단가는 변동 없습니다.\n"
+        "[다른 벤더]의 경유 수수료는 3%입니다.\n\n"
+        "(참고: 다른 벤더 이름 1곳을 [다른 벤더]로 가렸습니다. 추측하지 마세요.)"
+    )
+    hub = _hub(("배송 방식", "경유", "[다른 벤더] 경유 납품분은 12월 1일부터 직납으로 전환합니다."))
+
+    assert answer_sentences(
+        "이번달부터 [다른 벤더] 안 거치고 납품 방식이 바뀐다던데 어떻게 바뀌는 거예요?", [record]
+    ) == ["기존 [다른 벤더] 경유 납품분은 12월 1일부터 직납으로 전환합니다."]
+    assert answer_sentences("경유 수수료 몇 %예요?", [record]) == []
+    assert answer_sentences("[다른 벤더] 경유 납품분은 어떻게 바뀌어요?", [hub]) == []
+
+
 def test_a_follow_up_naming_its_own_item_gets_that_item_of_a_list():
     """`물티슈는요?` after a question about 종이컵: its rewritten query names both items, but the vendor's own words
     name the one asked for, so the list is cut to it."""
