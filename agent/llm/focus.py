@@ -132,7 +132,7 @@ _ASPECT_CUES = (
     (DURATION, ("기간", "기한", "마감", "유효")),
     (TIME, ("시간", "시각")),
     (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일",
-            "시작일", "종료일", "개시일")),
+            "시작일", "종료일", "개시일", "날은", "날이")),
     (SIZE, ("규격", "크기", "사이즈", "치수")),
     (QUANTITY, ("수량", "개수", "박스 수", "높이", "무게")),
     (AMOUNT, ("가격", "단가", "금액", "총액", "합계", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비",
@@ -155,6 +155,8 @@ _ASPECT_WORDS = korean_text.word_set(
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
     "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군 차이 시간대 시각",
     "시작일 종료일 개시일 시작 종료",
+    # `끝나는 날은요?`: a one-syllable noun keeps its particle when read as a word
+    "날 날은 날이",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -167,7 +169,8 @@ _ASPECT_WORD_FAMILIES = {
         korean_text.word_set("가격 금액 비용 요금 단가 수수료 값 금액은 비용은 수량 총액 합계"), _AMOUNT_FAMILY
     ),
     **dict.fromkeys(
-        korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일 시작일 종료일 개시일 시작 종료"), _TIME_FAMILY
+        korean_text.word_set("기간 기한 일정 날짜 시간 마감 주기 요일 시작일 종료일 개시일 시작 종료 날 날은 날이"),
+        _TIME_FAMILY,
     ),
 }
 _FILLER_WORDS = korean_text.word_set(

@@ -38,6 +38,7 @@ QUESTION_WORDS = word_set(
 # Words that point back into the conversation (seed 001 5.2 plus their usual spoken forms).
 DEICTIC_WORDS = word_set(
     "그럼 그러면 그거 그건 그게 그걸 그것 그곳 거기 저거 저건 이거 이건 이게",
+    "거기서 거기에 거기는 그쪽 그쪽은 그쪽에서",
     "아까 이어서 해당 방금 앞서 위",
     "그때 그날 당시",
 )

@@ -718,6 +718,26 @@ def test_the_rooms_own_record_that_mentions_a_masked_vendor_still_answers():
     assert answer_sentences("[다른 벤더] 경유 납품분은 어떻게 바뀌어요?", [hub]) == []
 
 
+def test_a_day_asked_for_and_a_word_pointing_back_name_no_subject():
+    """`끝나는 날은요?` asks a date (the one-syllable 날 keeps its particle as a word); `거기서` points back into the
+    conversation: neither is a word a statement must name."""
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 은빛제지 프로모션)\n[프로모션] 11~12월 은빛제지 프로모션\n"
+        "행사 기간 중 은빛제지 전 품목 10% 할인합니다.\n행사 기간: 2026-11-01 ~ 2026-12-15"
+    )
+    contract = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "최소 주문 금액은 500,000원이며 배송은 주 3회 (월·수·금) 진행합니다."
+    )
+
+    assert answer_sentences(
+        "은빛제지 행사 끝나는 날은요?", [promotion], follow_up="끝나는 날은요?", earlier="은빛제지 행사 몇 %예요?"
+    ) == ["행사 기간: 2026-11-01 ~ 2026-12-15"]
+    assert answer_sentences("거기서 최소 주문 금액 기준만 알려주세요", [contract]) == [
+        "최소 주문 금액은 500,000원이며 배송은 주 3회 (월·수·금) 진행합니다."
+    ]
+
+
 def test_a_follow_up_naming_its_own_item_gets_that_item_of_a_list():
     """`물티슈는요?` after a question about 종이컵: its rewritten query names both items, but the vendor's own words
     name the one asked for, so the list is cut to it."""
