@@ -291,6 +291,22 @@ def _records_window(query: str, on: datetime.date | None) -> tuple:
     return window.start, None if any(cue in query for cue in _FUTURE_CUES) else window.end
 
 
+def _about_months_asked(records: list, query: str) -> list:
+    """Without the records about other months than the ones the question names: an undated record is about the
+    months its title or values name ("10월 정산 내역", `정산 월: 2026-10`), so "11월치 정산금" is not answered by
+    October's settlement. A record naming no month, or a question naming none, keeps every record."""
+    from agent.knowledge.periods import months_named
+
+    asked = months_named(query)
+    if not asked:
+        return records
+    return [
+        record
+        for record in records
+        if not (named := months_named(f"{record.title} {values_text(record.values)}")) or named & asked
+    ]
+
+
 def vendor_records_search(
     *, vendor: Vendor, query: str, limit: int, on: datetime.date | None = None
 ) -> list[EvidenceItem]:
@@ -299,7 +315,7 @@ def vendor_records_search(
     The vendor filter is part of every query, so another vendor's row can never be returned: asking for it
     by its exact title, SKU or vendor name gives the same empty list as asking for something that does not
     exist. Records are in force on `on` (default today) or in the period the question names (see
-    `_records_window`).
+    `_records_window`), and about the months it names, if it names any (`_about_months_asked`).
     """
     query = spoken_forms_written(query)
     tokens = query_tokens(query)
@@ -323,6 +339,7 @@ def vendor_records_search(
             )
             records = _merged(records, _search_pass(VendorRecord, similar_tokens=similar_tokens, **scope), limit)
             products = _merged(products, _search_pass(Product, similar_tokens=similar_tokens, **scope), limit)
+    records = _about_months_asked(records, query)
     items = [_record_item(record) for record in records] + [_product_item(product) for product in products]
     items.sort(key=lambda item: -item.score)
     return items[:limit]

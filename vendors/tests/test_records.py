@@ -168,6 +168,34 @@ def test_more_matching_tokens_rank_first_and_records_out_of_force_are_left_out(c
     assert f"record:{upcoming.pk}" in [item.reference for item in coming]
 
 
+def test_a_question_naming_a_month_gets_no_record_about_another_month(counterpart):
+    """Settlements are undated: each is about the month its title and `정산 월` name. "11월치 정산금" gets November's,
+    not October's; a record naming no month, and a question naming none, keep every record."""
+    october = VendorRecordFactory(
+        vendor=counterpart, kind=VendorRecord.Kind.SETTLEMENT, title="10월 정산 내역",
+        body="10월 매입 정산액은 9,340,000원이며 2026-11-10에 지급 완료했습니다.", values={"정산 월": "2026-10"},
+    )  # fmt: skip
+    november = VendorRecordFactory(
+        vendor=counterpart, kind=VendorRecord.Kind.SETTLEMENT, title="정산 예정",
+        body="매입분은 마감 후 정산서를 발행하며 지급 예정일은 2026-12-25입니다.", values={"정산 월": "2026-11"},
+    )  # fmt: skip
+    terms = VendorRecordFactory(vendor=counterpart, title="정산 조건", body="정산은 월말 마감 익월 15일입니다.")
+    today = datetime.date(2026, 12, 1)
+
+    def found(query):
+        return {item.reference for item in vendor_records_search(vendor=counterpart, query=query, limit=5, on=today)}
+
+    assert found("11월치 정산금 언제 들어와요?") == {f"record:{november.pk}", f"record:{terms.pk}"}
+    assert found("10월 정산 얼마였죠?") == {f"record:{october.pk}", f"record:{terms.pk}"}
+    assert found("정산 언제 들어와요?") == {f"record:{october.pk}", f"record:{november.pk}", f"record:{terms.pk}"}
+    # a day is when something happens, not what the question is about
+    assert found("12월 25일에 들어오는 정산 얼마예요?") == {
+        f"record:{october.pk}",
+        f"record:{november.pk}",
+        f"record:{terms.pk}",
+    }
+
+
 def test_another_word_for_the_subject_finds_the_record_for_a_little_less(counterpart):
     """`대금` is written `결제` in the contract terms: the record is found, below one that writes `대금` itself;
     a record about neither is not."""
