@@ -45,7 +45,7 @@ from agent.knowledge.korean_terms import (
     text_normalise,
 )
 from agent.knowledge.passages import Unit, chunk_units, unit_from_line
-from agent.knowledge.periods import Period, in_force, period_in, question_window
+from agent.knowledge.periods import Period, holiday_period, in_force, period_in, question_window
 from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
 from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeTermCount, KnowledgeWorkspace
@@ -809,9 +809,12 @@ def _hit_units(hit) -> list[Unit]:
 
 
 def _unit_period(unit: Unit, year: int, periods: dict[str, Period | None]) -> Period | None:
-    """A passage's effective period is the one its section path names (`… 특가전 (11월 10일 ~ 11월 30일)`)."""
+    """A passage's effective period is the one its section path names (`… 특가전 (11월 10일 ~ 11월 30일)`), else the
+    months of the holiday it names (`2026년 추석 연휴 운영 안내 > 정산`): a holiday's notice is no evidence for now."""
     if unit.path not in periods:
-        periods[unit.path] = period_in(unit.path, year=year) if unit.path else None
+        periods[unit.path] = (
+            (period_in(unit.path, year=year) or holiday_period(unit.path, year=year)) if unit.path else None
+        )
     return periods[unit.path]
 
 

@@ -109,6 +109,11 @@ _DAY_ASKED_RE = re.compile(r"^\s*(?:몇\s*일|며칠|언제)")
 # Seasons as a vendor names a promotion or a rule by them ("여름 특가", "겨울철 배송"): (first month, months long).
 _SEASONS = {"봄": (3, 3), "여름": (6, 3), "가을": (9, 3), "겨울": (12, 3)}
 _SEASON_RE = re.compile(r"(?<![가-힣])(봄|여름|가을|겨울)(?:철|에|엔|의|은|는|이|때|\s|$)")
+# The two holidays promotions and rules are named by, by the months they fall in (their day moves with the moon).
+_HOLIDAY_MONTHS = {"설": (1, 2), "추석": (9, 10)}
+_HOLIDAY_RE = re.compile(
+    r"(?<![가-힣])(추석|설)(?=\s|$|[·,/]|날|명절|연휴|행사|선물|특가|기획|대목|맞이|용|에|엔|때|이|은|도|까지|전에)"
+)
 # "지난 김장 특가전", "지난번 행사": something that happened before, whenever it was; "작년" / "지난해": last year.
 _PAST_EVENT_RE = re.compile(r"(?<![가-힣])(?:지난\s+(?![달주])|지난번)")
 _LAST_YEAR_RE = re.compile(r"(?<![가-힣])(?:작년|지난해|전년)")
@@ -140,11 +145,39 @@ def question_window(question: str, *, today: datetime.date | None = None) -> Per
         return named
     if _LAST_YEAR_RE.search(question):
         return Period(datetime.date(today.year - 1, 1, 1), datetime.date(today.year - 1, 12, 31))
+    if match := _HOLIDAY_RE.search(question):
+        return _nearest_holiday(match.group(1), today)
     if match := _SEASON_RE.search(question):
         return _season(match.group(1), today)
     if _PAST_EVENT_RE.search(question):
         return Period(None, today)
     return Period(today, today)
+
+
+def holiday_period(text: str, *, year: int) -> Period | None:
+    """The months of the holiday `text` names (`2026년 추석 연휴 운영 안내`, `설 선물세트`), in the year it writes, else
+    in `year`; None when it names none."""
+    match = _HOLIDAY_RE.search(text)
+    if not match:
+        return None
+    written = _YEAR_RE.search(text)
+    return _holiday_in(match.group(1), int(written.group(1)) if written else year)
+
+
+def _holiday_in(name: str, year: int) -> Period:
+    months = _HOLIDAY_MONTHS[name]
+    return Period(datetime.date(year, months[0], 1), _month_end(year, months[-1]))
+
+
+def _nearest_holiday(name: str, today: datetime.date) -> Period:
+    """The holiday's months nearest to today: asked in December, 추석 is the one just past and 설 the one coming."""
+
+    def distance(period: Period) -> int:
+        if period.contains(today):
+            return 0
+        return (period.start - today).days if period.start > today else (today - period.end).days
+
+    return min((_holiday_in(name, today.year + shift) for shift in (-1, 0, 1)), key=distance)
 
 
 def _year_before(period: Period) -> Period:
@@ -159,11 +192,6 @@ def _year_before(period: Period) -> Period:
 _MONTH_ALONE_RE = re.compile(r"(?<![\d-])(\d{1,2})\s*월(?!\s*\d{1,2}\s*일)")
 _RANGE_MONTH_RE = re.compile(r"20\d{2}-(\d{1,2})-\d{1,2}|(?<!\d)(\d{1,2})\s*월")
 _YEAR_MONTH_RE = re.compile(r"(?<![\d-])20\d{2}-(\d{1,2})(?![\d-])")
-# The two holidays promotions and rules are named by, by the months they fall in (their day moves with the moon).
-_HOLIDAY_MONTHS = {"설": (1, 2), "추석": (9, 10)}
-_HOLIDAY_RE = re.compile(
-    r"(?<![가-힣])(추석|설)(?=\s|$|[·,/]|날|명절|연휴|행사|선물|특가|기획|대목|맞이|용|에|엔|때|이|은|도|까지|전에)"
-)
 
 
 def months_named(text: str) -> frozenset[int]:

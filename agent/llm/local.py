@@ -374,7 +374,7 @@ def _answer_one(
     item_focus = replace(focus, subject=own.subject, words=own.words) if own and own.subject else focus
     # The size the vendor's own words name (`반 페이지짜리` after `1/4면`) picks the item too.
     sizes = tuple(_size_of(word) for word in (own or focus).words if _MEASURE_QUALIFIER_RE.fullmatch(word))
-    return [_asked_item_only(statement.text, item_focus, sizes) for statement in chosen]
+    return [_MASKED_MODIFIER_RE.sub("", _asked_item_only(statement.text, item_focus, sizes)) for statement in chosen]
 
 
 # "행사 기간 중 은빛제지 전 품목 10% 할인합니다": a promotion of every product of one brand.
@@ -1076,6 +1076,13 @@ _MASKED_ITEM_RE = re.compile(rf",\s*{_MASK}{_ASIDE}(?=[,.]|입니다|이며|\s�
 # its own about the masked vendor, sharing the sentence's last word (the predicate) with the clause before it.
 _MASKED_CLAUSE_RE = re.compile(rf",\s*{_MASK}{_ASIDE}[이가은는]\s")
 _OBJECT_END_RE = re.compile(r"[을를]$")
+
+
+# "기존 [다른 벤더] 경유 납품분은 … 직납으로 전환합니다": a masked vendor standing before a noun of the room's own
+# record only says whose route the fact is about; the answer leaves it out, since the final check reads a mask with a
+# value after it as another vendor's value. Joined to the noun (`[다른 벤더] 물량과 같은 차량으로`) it is part of
+# the fact and stays, and such a sentence is held by that check as before.
+_MASKED_MODIFIER_RE = re.compile(rf"{_MASK}\s+(?=[가-힣A-Za-z]+(?:\s|$))(?![가-힣A-Za-z]*(?:과|와|랑|하고|및)\s)")
 
 
 def _own_vendor_part(sentence: str, names: tuple[str, ...]) -> str:

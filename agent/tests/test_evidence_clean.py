@@ -6,7 +6,7 @@ import datetime
 from agent.answer_sources import sentence_sources
 from agent.evaluation import CaseResult, _check_expectations, answer_defects
 from agent.knowledge.passages import Unit, chunk_units, heading_only
-from agent.knowledge.periods import Period, in_force, months_named, period_in, question_window
+from agent.knowledge.periods import Period, holiday_period, in_force, months_named, period_in, question_window
 from agent.knowledge.reconcile import evidence_reconcile
 from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
@@ -66,6 +66,23 @@ def test_a_named_season_last_year_or_past_event_is_the_questions_period_and_a_da
     )
     # A word that holds a season's letters is no season.
     assert question_window("봄나물 가격은?", today=TODAY) == Period(TODAY, TODAY)
+
+
+def test_a_holiday_is_a_period_of_the_passage_that_names_it_and_of_the_question():
+    """A notice under `2026년 추석 연휴 운영 안내` is about 추석's months: no evidence for a question about now, and
+    evidence for one that names 추석 — the holiday nearest today, the one just past or the one coming."""
+    notice = holiday_period("2026년 추석 연휴 운영 안내 > 정산", year=2027)
+
+    assert notice == Period(datetime.date(2026, 9, 1), datetime.date(2026, 10, 31))
+    assert holiday_period("설 선물세트 안내", year=2027) == Period(
+        datetime.date(2027, 1, 1), datetime.date(2027, 2, 28)
+    )
+    assert holiday_period("설정 방법 안내", year=2026) is None
+    assert not in_force(notice, question_window("정산 대금 언제 지급돼요?", today=TODAY))
+    assert in_force(notice, question_window("추석 연휴 때 정산 대금은 언제 나갔어요?", today=TODAY))
+    assert question_window("설 연휴 발주 마감 언제예요?", today=TODAY) == Period(
+        datetime.date(2027, 1, 1), datetime.date(2027, 2, 28)
+    )
 
 
 def test_spoken_short_forms_are_read_in_the_written_form_of_the_sources():

@@ -701,20 +701,25 @@ def test_a_masked_vendor_asked_about_together_with_the_room_is_no_subject_word()
 
 def test_the_rooms_own_record_that_mentions_a_masked_vendor_still_answers():
     """`기존 [다른 벤더] 경유 납품분은 … 직납으로 전환합니다` is the room's own record: the other vendor is only a party
-    to it, so it answers; a clause about the masked vendor (`[다른 벤더]의 단가는 …`) does not, nor does shared
-    knowledge naming a masked vendor."""
+    to it, so it answers, without the mask standing before a noun (the final check reads a mask with a value after it
+    as another vendor's value); a mask joined to its noun (`[다른 벤더] 물량과`) stays. A clause about the masked
+    vendor (`[다른 벤더]의 수수료는 …`) does not answer, nor does shared knowledge naming a masked vendor."""
     record = (
         "[1] (거래처 기록 · 납품 경로 변경)\n[공지] 납품 경로 변경\n"
         "기존 [다른 벤더] 경유 납품분은 12월 1일부터 직납으로 전환합니다. 단가는 변동 없습니다.\n"
-        "[다른 벤더]의 경유 수수료는 3%입니다.\n\n"
+        "[다른 벤더]의 경유 수수료는 3%입니다.\n"
+        "12월부터 [다른 벤더] 물량과 같은 차량으로 공동 입고합니다.\n\n"
         "(참고: 다른 벤더 이름 1곳을 [다른 벤더]로 가렸습니다. 추측하지 마세요.)"
     )
     hub = _hub(("배송 방식", "경유", "[다른 벤더] 경유 납품분은 12월 1일부터 직납으로 전환합니다."))
 
     assert answer_sentences(
         "이번달부터 [다른 벤더] 안 거치고 납품 방식이 바뀐다던데 어떻게 바뀌는 거예요?", [record]
-    ) == ["기존 [다른 벤더] 경유 납품분은 12월 1일부터 직납으로 전환합니다."]
+    ) == ["기존 경유 납품분은 12월 1일부터 직납으로 전환합니다."]
     assert answer_sentences("경유 수수료 몇 %예요?", [record]) == []
+    assert answer_sentences("[다른 벤더] 물량이랑 공동 입고는 언제부터예요?", [record]) == [
+        "12월부터 [다른 벤더] 물량과 같은 차량으로 공동 입고합니다."
+    ]
     assert answer_sentences("[다른 벤더] 경유 납품분은 어떻게 바뀌어요?", [hub]) == []
 
 
