@@ -185,7 +185,9 @@ _FILLER_WORDS = korean_text.word_set(
     "기억 헷갈려서 헷갈려서요 맨날",
     # the asker's own side ("저희쪽 단가")
     "저희쪽 우리쪽 저희측 우리측",
-    "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신",
+    "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신 답장",
+    # "… 걸로 돼 있는지", "궁금한데", "아님 더 필요해요?": how the asking is said, not what it is about
+    "걸로 궁금한데 아님 아니면",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
     # a period a frequency is counted in ("일주일에 몇 번"), and adverbs of manner or order: never the subject
     "일주일 하루 한달 바로 따로 미리 먼저 빨리 그냥 꼭 문제",

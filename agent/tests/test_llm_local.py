@@ -1216,6 +1216,41 @@ def test_words_of_the_domain_for_the_same_thing_answer():
     ]
 
 
+def test_a_complaint_a_leaflet_and_raw_materials_in_the_vendors_words_answer():
+    """민원 is the 클레임 the policy names, 전단지 its 전단, 원자재 its 원재료; `걸로`, `궁금한데` and `답장` say how
+    the asking is said, not what it is about."""
+    claims = _hub(
+        ("클레임 처리 기준", "배상 기준", "이물 혼입: 제품 교환 또는 환불과 함께 위로금 1만 원 상품권을 지급합니다."),
+        ("프로모션 운영 기준", "전단 광고비", "전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다."),
+        (
+            "공급 단가 변경 절차",
+            "원재료 연동 단가",
+            "원재료 비중이 60% 이상인 상품은 분기마다 단가를 조정할 수 있습니다.",
+        ),
+    )
+    settlement = (
+        "[1] (거래처 기록 · 11월 정산 예정)\n[정산] 11월 정산 예정\n"
+        "11월 매입분은 11월 30일 마감 후 정산서를 발행하며 지급 예정일은 2026-12-10입니다."
+    )
+    faq = _faq("카카오톡 문의 운영 시간은 언제인가요?", "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다.")
+
+    assert answer_sentences("이물 민원 들어오면 교환 말고 따로 보상해드리는 게 있어요?", [claims]) == [
+        "이물 혼입: 제품 교환 또는 환불과 함께 위로금 1만 원 상품권을 지급합니다."
+    ]
+    assert answer_sentences("전단지에 1/4면 실으면 광고비가 얼마 나오나요?", [claims]) == [
+        "전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다."
+    ]
+    assert answer_sentences("원자재 가격 따라 분기마다 조정 받을 수 있는지 궁금한데 조건이 어떻게 돼요?", [claims]) == [
+        "원재료 비중이 60% 이상인 상품은 분기마다 단가를 조정할 수 있습니다."
+    ]
+    assert answer_sentences("저희 매입분 돈은 며칠에 나가는 걸로 돼 있어요?", [settlement]) == [
+        "11월 매입분은 11월 30일 마감 후 정산서를 발행하며 지급 예정일은 2026-12-10입니다."
+    ]
+    assert answer_sentences("카톡 상담 몇시부터 몇시까지 답장 해주세요?", [faq]) == [
+        "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
+    ]
+
+
 def test_a_particle_takes_the_form_of_the_word_before_it():
     assert [korean_text.particle_after(word, "이") for word in ("대한물산", "가온상사", "MD")] == ["이", "가", "가"]
     assert [korean_text.particle_after(word, "는") for word in ("정원식품", "바다수산")] == ["은", "은"]
