@@ -219,6 +219,16 @@ def months_named(text: str) -> frozenset[int]:
     return frozenset(months)
 
 
+# A month's figure: a settlement, purchase or sales total of one month (`9월 정산`, `10월분 매입`, `8월 매출`).
+_MONTH_FIGURE_RE = re.compile(r"(?<![\d-])\d{1,2}\s*월\s*(?:분|치|달|한\s*달)?\s*(?:에\s*)?(?:매입|정산|매출|실적)")
+
+
+def month_figure_asked(question: str) -> bool:
+    """Whether the question asks about one month's figure (`9월 정산 금액`, `8월분 매입 정산액`, `9월에 정산 받은
+    금액`): the figure of a month is stated only about that month."""
+    return bool(_MONTH_FIGURE_RE.search(question))
+
+
 def period_phrase(question: str) -> str:
     """The words of `question` that name the period `question_window` reads ("여름에 … 특가" → `여름`, "11월 행사"
     → `11월`), "" when it names none."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from agent.knowledge.passages import heading_only
-from agent.knowledge.periods import months_named, period_phrase
+from agent.knowledge.periods import month_figure_asked, months_named, period_phrase
 from agent.knowledge.synonyms import subject_variants
 from agent.llm import korean_text, morphology
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
@@ -281,6 +281,10 @@ def _answer_one(
         # A statement about another month ("9월 정산 대금은 …" beside "11월치 정산금", an 11~12월 promotion beside
         # "설 행사") answers for another period.
         statements = [s for s in statements if not _about_other_months(s, asked_months)]
+        if month_figure_asked(question):
+            # "9월 정산 금액", "8월분 매입": one month's figure is stated only about that month (in the statement or its
+            # record's title); a rule naming no month ("입고 금액의 2.5%가 정산에서 차감") is no month's figure.
+            statements = [s for s in statements if months_named(s.text) | months_named(s.context)]
     # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
     # statement about the topic without it answers the question before. So is a size or a share any question names
     # (`전단 1/2면 광고비`, `멸치 1.5kg`): a statement naming another (1/4면) is about another item.

@@ -6,7 +6,15 @@ import datetime
 from agent.answer_sources import sentence_sources
 from agent.evaluation import CaseResult, _check_expectations, answer_defects
 from agent.knowledge.passages import Unit, chunk_units, heading_only
-from agent.knowledge.periods import Period, holiday_period, in_force, months_named, period_in, question_window
+from agent.knowledge.periods import (
+    Period,
+    holiday_period,
+    in_force,
+    month_figure_asked,
+    months_named,
+    period_in,
+    question_window,
+)
 from agent.knowledge.reconcile import evidence_reconcile
 from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
@@ -82,6 +90,17 @@ def test_a_holiday_is_a_period_of_the_passage_that_names_it_and_of_the_question(
     assert in_force(notice, question_window("추석 연휴 때 정산 대금은 언제 나갔어요?", today=TODAY))
     assert question_window("설 연휴 발주 마감 언제예요?", today=TODAY) == Period(
         datetime.date(2027, 1, 1), datetime.date(2027, 2, 28)
+    )
+
+
+def test_a_months_figure_is_a_settlement_purchase_or_sales_total_of_a_named_month():
+    assert all(
+        month_figure_asked(question)
+        for question in ("9월 정산 금액 얼마였죠?", "8월분 매입 정산액", "9월에 정산 받은 금액", "9월 한 달 매입 정산")
+    )
+    assert not any(
+        month_figure_asked(question)
+        for question in ("10월 15일에 정산 대금 들어와요?", "정산 금액 얼마예요?", "11월 행사 할인율은?")
     )
 
 

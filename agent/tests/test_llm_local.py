@@ -1348,6 +1348,25 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
     ]
 
 
+def test_a_months_figure_is_answered_only_by_a_statement_about_that_month():
+    """`9월 정산 금액` asks one month's figure: a rule that names no month (`입고 금액의 2.5%가 … 정산에서 차감`) is no
+    month's figure, so with no statement about September the answer is the guidance; October's record answers
+    `10월분 정산 금액`, and a question about no month's figure still gets the rule."""
+    evidence = [
+        "[1] (거래처 기록 · 10월 정산 내역)\n[정산] 10월 정산 내역\n"
+        "10월 매입 정산액은 10,280,000원(부가세 포함)이며 2026-11-10에 지급 완료했습니다.",
+        _hub(("정산 일정", "물류비", "센터 납품 상품은 입고 금액의 2.5%가 물류비로 정산에서 차감됩니다.")),
+    ]
+
+    assert answer_sentences("9월 정산 금액이 얼마 들어왔었는지 알 수 있을까요?", evidence) == []
+    assert answer_sentences("10월분 정산 금액 얼마 나왔어요?", evidence) == [
+        "10월 매입 정산액은 10,280,000원(부가세 포함)이며 2026-11-10에 지급 완료했습니다."
+    ]
+    assert answer_sentences("센터 납품하면 정산에서 물류비 얼마 빠져요?", evidence) == [
+        "센터 납품 상품은 입고 금액의 2.5%가 물류비로 정산에서 차감됩니다."
+    ]
+
+
 def test_a_period_or_size_the_question_names_is_not_answered_by_a_statement_of_another():
     """ "11월치 정산금" is not answered by the 9월 settlement sentence; "설 행사" not by the 11~12월 promotion;
     "30롤짜리" not by the 6롤 price, "500g짜리" not by the 1kg one, `T300` not by the `T200`. A statement that names no
