@@ -306,6 +306,18 @@ def _answer_one(
         if statement.source in ("record", "faq"):
             record_texts.setdefault(statement.item, []).append(statement.text)
     record_items = {item: _compact(" ".join(texts)) for item, texts in record_texts.items()}
+    # "컵밥 30박스 넣은 거 총액": a count of goods the question names picks the record that holds it (the order of 30
+    # boxes); the vendor's other records (the product's unit price) are about something else.
+    counts = [
+        word.lower()
+        for word in focus.words
+        if _COUNTED_RE.fullmatch(word) and not _MEASURE_QUALIFIER_RE.fullmatch(word)
+    ]
+    holding = {
+        s.item for s in statements if s.source == "record" and any(count in record_items[s.item] for count in counts)
+    }
+    if holding:
+        statements = [s for s in statements if s.source != "record" or s.item in holding]
     best_by_text: dict[str, tuple] = {}
     for statement in statements:
         record_text = record_items.get(statement.item, "")

@@ -1348,6 +1348,21 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
     ]
 
 
+def test_a_count_of_goods_the_question_names_picks_the_record_that_holds_it():
+    """`컵밥 30박스 넣은 거 총액`: the order of 30 boxes answers with its amount, not the product's unit price, which
+    names the product as fully; without the count, the unit price answers `컵밥 단가`."""
+    evidence = [
+        "[1] (거래처 기록 · 주문 SO-2611-1014)\n[주문] 주문 SO-2611-1014\n"
+        "온새미로 컵밥 12입 (OS-101) 30박스 주문 접수. 주문 금액 753,000원.\n\n"
+        "[2] (거래처 기록 · 컵밥 12입)\n온새미로 컵밥 12입 (OS-101) 단가 25,100원"
+    ]
+
+    assert answer_sentences("온새미로 컵밥 30박스 넣은 거 총액 얼마 찍혔는지 봐주세요", evidence) == [
+        "주문 금액 753,000원."
+    ]
+    assert answer_sentences("온새미로 컵밥 단가 얼마예요?", evidence) == ["온새미로 컵밥 12입 (OS-101) 단가 25,100원"]
+
+
 def test_a_months_figure_is_answered_only_by_a_statement_about_that_month():
     """`9월 정산 금액` asks one month's figure: a rule that names no month (`입고 금액의 2.5%가 … 정산에서 차감`) is no
     month's figure, so with no statement about September the answer is the guidance; October's record answers
