@@ -240,6 +240,16 @@ def test_a_record_sentence_copied_word_for_word_is_the_records_fact_not_a_claim(
     assert [v.kind for v in verify(draft, evidence=evidence).violations] == ["action_claim"]
 
 
+def test_a_fact_of_a_records_values_line_copied_whole_is_the_records_fact_not_a_claim():
+    record = "[정산] 10월 정산 내역\n정산 월: 2026-10 · 정산액: 36,950,000원 · 상태: 지급 완료"
+
+    assert verify("상태: 지급 완료", evidence=[*EVIDENCE, record], record_evidence=[record]).violations == ()
+    # a part of the fact is the model's own words
+    assert [v.kind for v in verify("지급 완료", evidence=[*EVIDENCE, record], record_evidence=[record]).violations] == [
+        "action_claim"
+    ]
+
+
 @pytest.mark.parametrize(
     "draft",
     [

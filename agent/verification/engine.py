@@ -259,14 +259,24 @@ def verify_draft(
     )
 
 
+# How a record's values line joins its `label: value` facts (the records search writes it so).
+_RECORD_VALUE_SEPARATOR = " · "
+
+
 def _without_quoted_record_claims(
     violations: list[Violation], sentences: list[Sentence], record_evidence: Iterable[str]
 ) -> list[Violation]:
-    """``violations`` less the action claims whose whole draft sentence is a sentence of a record passage."""
+    """``violations`` less the action claims whose whole draft sentence is a sentence of a record passage, or one
+    `label: value` fact of its values line (`상태: 지급 완료` of "정산액: … · 상태: 지급 완료")."""
     claims = [violation for violation in violations if violation.kind == ViolationKind.ACTION_CLAIM]
     if not claims:
         return violations
-    record_sentences = {_compact(sentence.text) for passage in record_evidence for sentence in split_sentences(passage)}
+    record_sentences = {
+        _compact(piece)
+        for passage in record_evidence
+        for sentence in split_sentences(passage)
+        for piece in (sentence.text, *sentence.text.split(_RECORD_VALUE_SEPARATOR))
+    }
     if not record_sentences:
         return violations
     quoted = set()
