@@ -522,7 +522,14 @@ def _count_and_money(first: str, second: str) -> bool:
     return any(counted in _COUNT_CUES and money in _MONEY_CUES for counted, money in ((first, second), (second, first)))
 
 
-_COUNT_CUES = frozenset(cue for aspect, cues in _ASPECT_CUES if aspect == QUANTITY for cue in cues if cue[0] == "몇")
+# A count of goods: asked with 몇 (`몇 박스`) or named (`수량이랑 금액`); not `높이` or `무게`, which measure.
+_COUNT_CUES = frozenset(
+    cue
+    for aspect, cues in _ASPECT_CUES
+    if aspect == QUANTITY
+    for cue in cues
+    if cue[0] == "몇" or cue in ("수량", "개수", "박스 수")
+)
 _MONEY_CUES = frozenset(cue for aspect, cues in _ASPECT_CUES if aspect == AMOUNT for cue in cues if cue != "얼마")
 
 

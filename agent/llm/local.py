@@ -535,12 +535,12 @@ def _second_asks(question, focus, best, statements, question_bigrams, required, 
     """For a question that asks two values joined (`금액이랑 납기`, `몇 % 빠지고 몇 박스 이상`), the statement answering
     the value `best` does not: the best one of that aspect about the same subject, from `best`'s own evidence item
     when one there answers (the order's record holds its amount and its due date)."""
-    # A count asked (`몇 박스`) accepts an amount as its value, yet the money asked beside it is a value of its own.
-    counted = focus.aspect == QUANTITY and bool(focus.counter)
+    # A count asked (`몇 박스`, `수량`) accepts an amount as its value, yet the money asked beside it is a value of its
+    # own (the joined asks list it only then).
     asked = [
         aspect
         for aspect in joined_value_aspects(question)
-        if aspect not in ACCEPTED_VALUES.get(focus.aspect, ()) or (counted and aspect == AMOUNT)
+        if aspect not in ACCEPTED_VALUES.get(focus.aspect, ()) or (focus.aspect == QUANTITY and aspect == AMOUNT)
     ]
     # "몇 % 할인이고 몇박스부터": the other ask counts in its own unit, the one `best` does not count in.
     counter = tuple(unit for unit in asked_counters(question) if not _counts_in(best.text, (unit,)))

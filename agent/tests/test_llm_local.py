@@ -1331,6 +1331,11 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
         "해담제과 버터 과자 24입 (HD-101) 10박스 주문 접수.",
         "주문 금액 126,000원.",
     ]
+    # 수량 named beside 금액 is a count of goods and money: two values, as `몇박스 … 금액도요` is
+    assert _answer("버터과자 주문 들어간 거 수량이랑 금액 좀 알려주세요", {"search_records": order}) == [
+        "해담제과 버터 과자 24입 (HD-101) 10박스 주문 접수.",
+        "주문 금액 126,000원.",
+    ]
     assert joined_value_aspects("수량이 얼마나 돼요") == ()  # 얼마 asks the count here, not money
     # "최소 주문 박스 수" asks a count; a second sentence naming no subject of its own ("몇 박스 넘어야 되는지도요")
     # is answered beside the first question's own answer.
