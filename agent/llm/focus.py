@@ -157,6 +157,8 @@ _ASPECT_WORDS = korean_text.word_set(
     "시작일 종료일 개시일 시작 종료",
     # `끝나는 날은요?`: a one-syllable noun keeps its particle when read as a word
     "날 날은 날이",
+    # the end asked (`마지막 날이 언제`), what to watch out for (`주의할 점`)
+    "마지막 주의 주의사항 유의사항 유의점",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.

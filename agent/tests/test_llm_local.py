@@ -1353,6 +1353,28 @@ def test_each_ask_of_a_two_value_question_gets_its_value():
     ]
 
 
+def test_the_end_and_what_to_watch_out_for_are_aspects_not_subjects():
+    """`그 할인 마지막 날` asks the promotion's end; `예약할 때 주의할 점` asks what a rule says, not about a 주의."""
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 은빛제지 프로모션)\n[프로모션] 11~12월 은빛제지 프로모션\n"
+        "행사 기간 중 은빛제지 전 품목 10% 할인합니다. 20박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다.\n"
+        "할인율: 10% · 대상 브랜드: 은빛제지 · 최소 주문: 20박스 · 행사 기간: 2026-11-01 ~ 2026-12-15"
+    )
+    loading = _hub(
+        ("물류센터 입고 기준", "입고 예약", "한 차량에 여러 발주를 싣는 경우 발주서 번호를 모두 입력해야 합니다.")
+    )
+
+    assert answer_sentences(
+        "은빛제지 행사 할인 마지막 날이 언제예요?",
+        [promotion],
+        follow_up="그 할인 마지막 날이 언제예요?",
+        earlier="은빛제지 행사 할인율 몇 %예요?",
+    ) == ["행사 기간: 2026-11-01 ~ 2026-12-15"]
+    assert answer_sentences("트럭 한 대로 발주 세 건을 한꺼번에 싣는데 예약할 때 주의할 점 있어요?", [loading]) == [
+        "한 차량에 여러 발주를 싣는 경우 발주서 번호를 모두 입력해야 합니다."
+    ]
+
+
 def test_a_count_of_goods_the_question_names_picks_the_record_that_holds_it():
     """`컵밥 30박스 넣은 거 총액`: the order of 30 boxes answers with its amount, not the product's unit price, which
     names the product as fully; without the count, the unit price answers `컵밥 단가`."""
