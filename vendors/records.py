@@ -1,7 +1,7 @@
 """Per-counterpart records: search (always scoped to one vendor), import from files, and the demo load.
 
 Search runs on `search_text`, a derived column (NFKC, lower case) every writer here keeps in sync, and filters by
-the vendor in the same SQL as the match:
+the vendor in the same SQL as the match (the SQL passes are `vendors.selectors.vendor_rows_match`):
 1. exact pass — rows of the vendor in which a query token is a substring, scored by the share of tokens found;
    another word for the token's subject (`agent.knowledge.synonyms`: 대금 → 결제) counts 0.85 of one, so
    "대금은 매달 며칠에 들어와요?" finds the contract whose terms read "결제 조건은 …".
@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -37,6 +36,7 @@ from agent.verification.korean import EndingStripper
 from config.db import analyze_after_bulk_write
 from monitoring.services import audit_record
 from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
+from vendors.selectors import vendor_rows_match, vendor_rows_match_similar
 
 # ---------------------------------------------------------------------------------------------------------------
 # Korean-aware tokens
@@ -183,25 +183,10 @@ def product_evidence_text(product: Product, brand_name: str | None) -> str:
 # Search
 # ---------------------------------------------------------------------------------------------------------------
 
-# A token scores 1 when it is a substring of the row's search text; in the similar pass a token no exact hit
-# contains scores its pg_trgm word similarity instead (when it clears RECORDS_TRGM_WORD_SIMILARITY). A row's
-# score is the mean over the query's tokens. A record with an effective period is a candidate only when that period
-# overlaps the days the question is about (today, or the period it names): an ended promotion or a superseded
-# contract is no evidence for a question about now, and one that starts later only for a question about what is
-# coming.
-# The SQL is written out (parameters only, never interpolated values): it is the hot path, and the ORM spent more
-# time compiling these CASE expressions than PostgreSQL spent running them.
+# The similar pass (pg_trgm word similarity) runs only for tokens of three or more word characters that no exact
+# hit contains: a token an exact hit holds is already found at its best score.
 _TRIGRAM_MIN_WORD_CHARS = 3  # shorter tokens share trigrams with half of any text (`or`, `1=1`)
 _NON_WORD = re.compile(r"\W")
-_LIKE = "t.search_text LIKE %s ESCAPE '\\'"
-_SIMILAR = "t.search_text %%> %s"  # %% is a literal % for the DB-API parameter style
-
-
-def _like_pattern(token: str) -> str:
-    return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-_SYNONYM_SCORE = 0.85
 _MIN_SYNONYM_LENGTH = 2  # a one-syllable word for the subject (돈) is inside too many others
 
 
@@ -209,74 +194,6 @@ def _synonyms(token: str) -> list[str]:
     """The other words for the subject ``token`` names (agent.knowledge.synonyms), longest first."""
     variants = subject_variants(token) - {token}
     return sorted((word for word in variants if len(word) >= _MIN_SYNONYM_LENGTH), key=lambda word: (-len(word), word))
-
-
-def _search_pass(
-    model, *, vendor_id: int, tokens: list[str], similar_tokens: list[str], limit: int, window: tuple
-) -> list:
-    """One model's rows of one vendor, scored and ordered in SQL. With `similar_tokens` this is the similar pass
-    (candidates by pg_trgm `%>`), without it the exact pass (candidates by LIKE)."""
-    scores, score_params, candidates, candidate_params = [], [], [], []
-    for token in tokens:
-        pattern = _like_pattern(token)
-        synonyms = _synonyms(token)
-        if len(token) < _MIN_TOKEN_LENGTH:
-            if similar_tokens:
-                scores.append("0.0")
-                continue
-            # A one-syllable word (돈) is inside too many others: only its longer words for the subject count.
-            synonym_patterns = [_like_pattern(synonym) for synonym in synonyms]
-            scores.append(f"CASE WHEN ({' OR '.join([_LIKE] * len(synonyms))}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
-            score_params += synonym_patterns
-            candidates += [_LIKE] * len(synonyms)
-            candidate_params += synonym_patterns
-        elif synonyms and not similar_tokens:
-            # The record may write the subject another way (대금 → "결제 조건은 …"): found, but worth a little less.
-            other = " OR ".join([_LIKE] * len(synonyms))
-            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 WHEN ({other}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
-            synonym_patterns = [_like_pattern(synonym) for synonym in synonyms]
-            score_params += [pattern, *synonym_patterns]
-            candidates += [_LIKE] * (1 + len(synonyms))
-            candidate_params += [pattern, *synonym_patterns]
-        elif token in similar_tokens:
-            scores.append(
-                f"CASE WHEN {_LIKE} THEN 1.0 WHEN {_SIMILAR} THEN word_similarity(%s, t.search_text) ELSE 0.0 END"
-            )
-            score_params += [pattern, token, token]
-            candidates.append(_SIMILAR)
-            candidate_params.append(token)
-        else:
-            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 ELSE 0.0 END")
-            score_params.append(pattern)
-            if not similar_tokens:
-                candidates.append(_LIKE)
-                candidate_params.append(pattern)
-    score = f"({' + '.join(scores)}) / {float(len(tokens))}"
-    in_force, in_force_params = "", []
-    if model is VendorRecord:
-        columns, join = "t.*", ""
-        if window[0] is not None:
-            in_force = "AND (t.effective_to IS NULL OR t.effective_to >= %s) "
-            in_force_params = [window[0].isoformat()]
-        if window[1] is not None:
-            in_force += "AND (t.effective_from IS NULL OR t.effective_from <= %s) "
-            in_force_params.append(window[1].isoformat())
-    else:
-        columns, join = "t.*, b.name AS brand_name", f"LEFT JOIN {Brand._meta.db_table} b ON b.id = t.brand_id"
-    sql = (
-        f"SELECT {columns}, CAST({score} AS double precision) AS score FROM {model._meta.db_table} t {join} "
-        f"WHERE t.vendor_id = %s AND ({' OR '.join(candidates)}) {in_force}"
-        "ORDER BY score DESC, t.updated_at DESC, t.id DESC LIMIT %s"
-    )
-    return list(model.objects.raw(sql, [*score_params, vendor_id, *candidate_params, *in_force_params, limit]))
-
-
-def _merged(exact: list, similar: list, limit: int) -> list:
-    best = {row.pk: row for row in exact}
-    for row in similar:
-        if row.pk not in best or row.score > best[row.pk].score:
-            best[row.pk] = row
-    return sorted(best.values(), key=lambda row: (-row.score, -row.updated_at.timestamp(), -row.pk))[:limit]
 
 
 # Words that ask about what is coming: records that start after the question's dates are evidence then.
@@ -321,25 +238,26 @@ def vendor_records_search(
     tokens = query_tokens(query)
     if limit <= 0 or not tokens:
         return []
-    scope = {"vendor_id": vendor.pk, "tokens": tokens, "limit": limit, "window": _records_window(query, on)}
-    records = _search_pass(VendorRecord, similar_tokens=[], **scope)
-    products = _search_pass(Product, similar_tokens=[], **scope)
-    found_in = [row.search_text for row in [*records, *products]]
+    window_start, window_end = _records_window(query, on)
+    scope = {
+        "vendor_id": vendor.pk,
+        "tokens": tokens,
+        "synonyms": {token: _synonyms(token) for token in tokens},
+        "window_start": window_start,
+        "window_end": window_end,
+        "limit": limit,
+    }
+    found = vendor_rows_match(**scope)
+    found_in = [row.search_text for row in [*found.records, *found.products]]
     similar_tokens = [
         token
         for token in tokens
         if len(_NON_WORD.sub("", token)) >= _TRIGRAM_MIN_WORD_CHARS and not any(token in text for text in found_in)
     ]
-    if similar_tokens and connection.vendor == "postgresql":
-        with transaction.atomic(), connection.cursor() as cursor:
-            # `%>` reads its threshold from this transaction-local setting.
-            cursor.execute(
-                "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-                [str(settings.RECORDS_TRGM_WORD_SIMILARITY)],
-            )
-            records = _merged(records, _search_pass(VendorRecord, similar_tokens=similar_tokens, **scope), limit)
-            products = _merged(products, _search_pass(Product, similar_tokens=similar_tokens, **scope), limit)
-    records = _about_months_asked(records, query)
+    if similar_tokens:
+        found = vendor_rows_match_similar(found, similar_tokens=similar_tokens, **scope)
+    records = _about_months_asked(found.records, query)
+    products = found.products
     items = [_record_item(record) for record in records] + [_product_item(product) for product in products]
     items.sort(key=lambda item: -item.score)
     return items[:limit]
@@ -378,40 +296,6 @@ def _product_item(product: Product) -> EvidenceItem:
             "unit_price": product.unit_price,
         },
     )
-
-
-def brand_names_all() -> list[str]:
-    """Every known brand name and alias (for brand checks that must know brands beyond one answer's evidence)."""
-    names: list[str] = []
-    for name, aliases in Brand.objects.values_list("name", "aliases"):
-        names.append(name)
-        names.extend(aliases)
-    return names
-
-
-def brand_names_of_vendor(vendor) -> list[str]:
-    """Names and aliases of the brands `vendor`'s current products carry: its own catalogue's brands."""
-    brands = Brand.objects.filter(
-        pk__in=Product.objects.current().filter(vendor_id=vendor.pk, brand__isnull=False).values("brand_id")
-    )
-    names: list[str] = []
-    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
-        names.append(name)
-        names.extend(aliases)
-    return names
-
-
-def brand_names_of_other_vendors(vendor) -> list[str]:
-    """Names and aliases of the brands another vendor's current products carry and none of `vendor`'s do: in
-    `vendor`'s room they are another vendor's data."""
-    carried = Product.objects.current().filter(brand__isnull=False)
-    own = carried.filter(vendor_id=vendor.pk).values("brand_id")
-    brands = Brand.objects.filter(pk__in=carried.exclude(vendor_id=vendor.pk).values("brand_id")).exclude(pk__in=own)
-    names: list[str] = []
-    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
-        names.append(name)
-        names.extend(aliases)
-    return names
 
 
 # ---------------------------------------------------------------------------------------------------------------
