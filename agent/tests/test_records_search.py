@@ -9,12 +9,8 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent.knowledge.records import particle_strip, query_tokens, vendor_records_search
 from vendors.models import VendorRecord
-from vendors.records import (
-    particle_strip,
-    query_tokens,
-    vendor_records_search,
-)
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory, ProductFactory, VendorRecordFactory
 
