@@ -425,8 +425,12 @@ def verification_names(vendor, *, internal: bool = False) -> _NameSets:
     vendors is a violation there; in vendor rooms every one of them is.
     """
     from agent.verification import OtherVendors, cached_name_index
-    from vendors.records import brand_names_all, brand_names_of_other_vendors, brand_names_of_vendor
-    from vendors.selectors import vendor_names_all
+    from vendors.selectors import (
+        brand_names_all,
+        brand_names_of_other_vendors,
+        brand_names_of_vendor,
+        vendor_names_all,
+    )
 
     vendor_names = tuple(name for _, names in vendor_names_all() for name in names)
     if internal:

@@ -320,9 +320,9 @@ def _overhead(count: int):
     from django.conf import settings
 
     from agent.knowledge.evidence import evidence_for
+    from agent.knowledge.records import vendor_records_search
     from agent.pipeline import QuestionContext, answer_compose
     from conversations.models import Room
-    from vendors.records import vendor_records_search
 
     loaded = _demo_data_load()
     cases = _eval_cases(external_only=False)

@@ -292,8 +292,8 @@ def main():
     import django
 
     django.setup()
+    from agent.knowledge.records import vendor_records_search
     from vendors.models import Vendor, VendorRecord
-    from vendors.records import vendor_records_search
 
     rng = random.Random(SEED)
     started = time.perf_counter()

@@ -1,16 +1,10 @@
-"""Per-counterpart records: search (always scoped to one vendor), import from files, and the demo load.
+"""Per-counterpart records, the write side: the derived search text of a record or product, import from files,
+and the demo load.
 
-Search runs on `search_text`, a derived column (NFKC, lower case) every writer here keeps in sync, and filters by
-the vendor in the same SQL as the match:
-1. exact pass — rows of the vendor in which a query token is a substring, scored by the share of tokens found;
-   another word for the token's subject (`agent.knowledge.synonyms`: 대금 → 결제) counts 0.85 of one, so
-   "대금은 매달 며칠에 들어와요?" finds the contract whose terms read "결제 조건은 …".
-   Two-syllable Korean words (`단가`, `정산`) have no trigram to look up, so this pass reads the vendor's rows
-   through the vendor index and tests them with LIKE (cheap per row); PostgreSQL may use the pg_trgm GIN index
-   for tokens of three or more characters when that is cheaper.
-2. similar pass (PostgreSQL only), for tokens of three or more characters that no exact hit contains — pg_trgm
-   word similarity (`%>`) through its GIN index (`단말기들` still finds `단말기`). It runs only then, because
-   word similarity costs far more per row than LIKE.
+`search_text` is a derived column (NFKC, lower case: `search_normalize`) every writer here keeps in sync; the
+search over it is the agent's (`agent.knowledge.records`: what a question asks for, and the rows as evidence)
+over the SQL passes of `vendors.selectors.vendor_rows_match`, which filter by the vendor in the same SQL as the
+match. A query is normalised by the same `search_normalize`, so a token is a substring of the text it names.
 """
 
 import csv
@@ -18,7 +12,6 @@ import datetime
 import hashlib
 import io
 import json
-import re
 import unicodedata
 import zipfile
 from collections.abc import Callable
@@ -26,95 +19,22 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agent.knowledge.synonyms import spoken_forms_written, subject_variants
-from agent.knowledge.types import EvidenceItem
-from agent.verification.korean import EndingStripper
 from config.db import analyze_after_bulk_write
 from monitoring.services import audit_record
 from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
 
 # ---------------------------------------------------------------------------------------------------------------
-# Korean-aware tokens
+# Derived text: what is indexed
 # ---------------------------------------------------------------------------------------------------------------
-
-# Particles and polite endings that glue onto nouns (`단말기는`, `정산은요`, `계약서에서`). The longest that fits
-# is stripped, so `에서` wins over `에`; at most twice and never below a two-character stem (`단가` stays).
-_PARTICLES = [
-        "은", "는", "이", "가", "을", "를", "에", "에서", "의", "도", "로", "으로", "와", "과", "랑", "이랑",
-        "까지", "부터", "만", "요", "에게", "한테", "께서", "처럼", "보다", "마다", "이나", "하고", "이요",
-        "이에요", "예요", "인가요", "인지", "입니다", "이고", "에서는", "으로는", "에는", "엔",
-]  # fmt: skip
-_MAX_PARTICLE_STRIPS = 2
-_MIN_TOKEN_LENGTH = 2
-_MAX_QUERY_TOKENS = 8
-# Question words never name anything in a record; matching them only adds noise. A token is dropped when it
-# starts with one of these stems (`얼마예요`, `얼마죠`, `알려주세요`, `궁금합니다`, `되나요`).
-_QUESTION_STEMS = ("얼마", "어떻게", "어떤", "언제", "무엇", "뭐", "뭔", "알려", "궁금", "있나", "있어", "있을까",
-                   "되나", "되어", "됩니", "될까", "인가", "인지", "혹시", "부탁", "확인해", "며칠", "몇",
-                   "돼", "되요")  # fmt: skip
-_QUESTION_WORDS = frozenset(
-    ["문의", "문의드립니다", "좀", "주세요", "지금", "현재", "저희", "매달", "매월", "진행", "중인", "이번"]
-)
-# Verb endings after a verbal noun in questions (`결제돼요`, `발송되나요`, `정산하나요`): the noun is the token.
-# So are 받다 forms after one (`지급받는`, `입금받나요`: what the vendor receives is the noun's subject).
-_VERBAL_ENDINGS = ("되나요", "되는지", "됩니까", "돼요", "되요", "되죠", "하나요", "합니까", "해요", "하죠", "할까요",
-                   "되었나요", "됐나요", "했나요", "받는지", "받나요", "받아요", "받으려면", "받는", "받을", "받은",
-                   "받죠")  # fmt: skip
-# A compound ending in an aspect syllable (`정산일`, `지급일`, `배송비`, `할인율`, `정산금`) also finds its stem in the
-# records, where the values are written `정산 월`, `지급 예정일`, `할인율`, `정산액`.
-_ASPECT_SUFFIXES = ("일", "율", "률", "비", "액", "금")
-# A month with the share it counts (`11월치`, `11월분`): the records write the month alone (`11월 매입분`, `정산 월`).
-_MONTH_SHARE_RE = re.compile(r"^(\d{1,2}월)(?:치|분|달)$")
-_TOKEN_SPLIT = re.compile(r"[\s,/]+")
-_EDGE_PUNCTUATION = re.compile(r"^[^\w]+|[^\w]+$")
 
 
 def search_normalize(text: str) -> str:
     """The one normalisation of stored search text and queries: NFKC, lower case, single spaces."""
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
-
-
-# `단말기는` → `단말기`, `정산은요` → `정산`; a stem is never shorter than two characters.
-particle_strip = EndingStripper(_PARTICLES, times=_MAX_PARTICLE_STRIPS, min_stem=_MIN_TOKEN_LENGTH)
-
-
-def query_tokens(query: str) -> list[str]:
-    """Distinct search tokens of a question: normalised, edge punctuation and particles stripped, noise dropped.
-    A one-character word is kept only when it names a subject other words write at length (`돈` → 대금, 결제 …):
-    it is searched by those words alone."""
-    tokens: list[str] = []
-    for raw in _TOKEN_SPLIT.split(search_normalize(query)):
-        bare = _EDGE_PUNCTUATION.sub("", raw)
-        token = particle_strip(bare)
-        if len(bare) > 1 and bare[1:] in _PARTICLES and _synonyms(bare[:1]):
-            token = bare[:1]  # `돈은` → 돈: a subject word of one syllable keeps no particle either
-        for ending in _VERBAL_ENDINGS:
-            if bare.endswith(ending) and len(bare) - len(ending) >= _MIN_TOKEN_LENGTH:
-                token = bare[: -len(ending)]
-                break
-        if len(token) >= 3 and token.endswith(_ASPECT_SUFFIXES) and "가" <= token[-2] <= "힣":
-            token = token[:-1]
-        token = _MONTH_SHARE_RE.sub(r"\1", token)
-        if (
-            (len(token) < _MIN_TOKEN_LENGTH and not _synonyms(token))
-            or token in tokens
-            or bare in _QUESTION_WORDS
-            or token in _QUESTION_WORDS
-            or bare.startswith(_QUESTION_STEMS)
-        ):
-            continue
-        tokens.append(token)
-    return tokens[:_MAX_QUERY_TOKENS]
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Derived text: what is indexed and what the model sees
-# ---------------------------------------------------------------------------------------------------------------
 
 
 def _value_text(value) -> str:
@@ -151,267 +71,6 @@ def product_search_refresh(product: Product, brand: Brand | None) -> None:
         return
     brand_names = " ".join(brand.all_names) if brand else ""
     product.search_text = search_normalize(f"{brand_names} {product.name} {product.sku} 상품 단가")
-
-
-def _effective_text(record: VendorRecord) -> str:
-    if not (record.effective_from or record.effective_to):
-        return ""
-    start = record.effective_from.isoformat() if record.effective_from else ""
-    end = record.effective_to.isoformat() if record.effective_to else ""
-    today = timezone.localdate()
-    if record.effective_to and record.effective_to < today:
-        state = " (종료)"
-    elif record.effective_from and record.effective_from > today:
-        state = " (예정)"
-    else:
-        state = ""
-    return f"적용 기간: {start} ~ {end}{state}"
-
-
-def record_evidence_text(record: VendorRecord) -> str:
-    lines = [f"[{record.get_kind_display()}] {record.title}", record.body, values_text(record.values or {})]
-    lines.append(_effective_text(record))
-    return "\n".join(line for line in lines if line)
-
-
-def product_evidence_text(product: Product, brand_name: str | None) -> str:
-    brand = f"{brand_name} " if brand_name else ""
-    return f"{brand}{product.name} ({product.sku}) 단가 {product.unit_price:,}원"
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Search
-# ---------------------------------------------------------------------------------------------------------------
-
-# A token scores 1 when it is a substring of the row's search text; in the similar pass a token no exact hit
-# contains scores its pg_trgm word similarity instead (when it clears RECORDS_TRGM_WORD_SIMILARITY). A row's
-# score is the mean over the query's tokens. A record with an effective period is a candidate only when that period
-# overlaps the days the question is about (today, or the period it names): an ended promotion or a superseded
-# contract is no evidence for a question about now, and one that starts later only for a question about what is
-# coming.
-# The SQL is written out (parameters only, never interpolated values): it is the hot path, and the ORM spent more
-# time compiling these CASE expressions than PostgreSQL spent running them.
-_TRIGRAM_MIN_WORD_CHARS = 3  # shorter tokens share trigrams with half of any text (`or`, `1=1`)
-_NON_WORD = re.compile(r"\W")
-_LIKE = "t.search_text LIKE %s ESCAPE '\\'"
-_SIMILAR = "t.search_text %%> %s"  # %% is a literal % for the DB-API parameter style
-
-
-def _like_pattern(token: str) -> str:
-    return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-_SYNONYM_SCORE = 0.85
-_MIN_SYNONYM_LENGTH = 2  # a one-syllable word for the subject (돈) is inside too many others
-
-
-def _synonyms(token: str) -> list[str]:
-    """The other words for the subject ``token`` names (agent.knowledge.synonyms), longest first."""
-    variants = subject_variants(token) - {token}
-    return sorted((word for word in variants if len(word) >= _MIN_SYNONYM_LENGTH), key=lambda word: (-len(word), word))
-
-
-def _search_pass(
-    model, *, vendor_id: int, tokens: list[str], similar_tokens: list[str], limit: int, window: tuple
-) -> list:
-    """One model's rows of one vendor, scored and ordered in SQL. With `similar_tokens` this is the similar pass
-    (candidates by pg_trgm `%>`), without it the exact pass (candidates by LIKE)."""
-    scores, score_params, candidates, candidate_params = [], [], [], []
-    for token in tokens:
-        pattern = _like_pattern(token)
-        synonyms = _synonyms(token)
-        if len(token) < _MIN_TOKEN_LENGTH:
-            if similar_tokens:
-                scores.append("0.0")
-                continue
-            # A one-syllable word (돈) is inside too many others: only its longer words for the subject count.
-            synonym_patterns = [_like_pattern(synonym) for synonym in synonyms]
-            scores.append(f"CASE WHEN ({' OR '.join([_LIKE] * len(synonyms))}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
-            score_params += synonym_patterns
-            candidates += [_LIKE] * len(synonyms)
-            candidate_params += synonym_patterns
-        elif synonyms and not similar_tokens:
-            # The record may write the subject another way (대금 → "결제 조건은 …"): found, but worth a little less.
-            other = " OR ".join([_LIKE] * len(synonyms))
-            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 WHEN ({other}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
-            synonym_patterns = [_like_pattern(synonym) for synonym in synonyms]
-            score_params += [pattern, *synonym_patterns]
-            candidates += [_LIKE] * (1 + len(synonyms))
-            candidate_params += [pattern, *synonym_patterns]
-        elif token in similar_tokens:
-            scores.append(
-                f"CASE WHEN {_LIKE} THEN 1.0 WHEN {_SIMILAR} THEN word_similarity(%s, t.search_text) ELSE 0.0 END"
-            )
-            score_params += [pattern, token, token]
-            candidates.append(_SIMILAR)
-            candidate_params.append(token)
-        else:
-            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 ELSE 0.0 END")
-            score_params.append(pattern)
-            if not similar_tokens:
-                candidates.append(_LIKE)
-                candidate_params.append(pattern)
-    score = f"({' + '.join(scores)}) / {float(len(tokens))}"
-    in_force, in_force_params = "", []
-    if model is VendorRecord:
-        columns, join = "t.*", ""
-        if window[0] is not None:
-            in_force = "AND (t.effective_to IS NULL OR t.effective_to >= %s) "
-            in_force_params = [window[0].isoformat()]
-        if window[1] is not None:
-            in_force += "AND (t.effective_from IS NULL OR t.effective_from <= %s) "
-            in_force_params.append(window[1].isoformat())
-    else:
-        columns, join = "t.*, b.name AS brand_name", f"LEFT JOIN {Brand._meta.db_table} b ON b.id = t.brand_id"
-    sql = (
-        f"SELECT {columns}, CAST({score} AS double precision) AS score FROM {model._meta.db_table} t {join} "
-        f"WHERE t.vendor_id = %s AND ({' OR '.join(candidates)}) {in_force}"
-        "ORDER BY score DESC, t.updated_at DESC, t.id DESC LIMIT %s"
-    )
-    return list(model.objects.raw(sql, [*score_params, vendor_id, *candidate_params, *in_force_params, limit]))
-
-
-def _merged(exact: list, similar: list, limit: int) -> list:
-    best = {row.pk: row for row in exact}
-    for row in similar:
-        if row.pk not in best or row.score > best[row.pk].score:
-            best[row.pk] = row
-    return sorted(best.values(), key=lambda row: (-row.score, -row.updated_at.timestamp(), -row.pk))[:limit]
-
-
-# Words that ask about what is coming: records that start after the question's dates are evidence then.
-_FUTURE_CUES = ("예정", "다음", "앞으로", "다가오는", "내년", "예약", "사전")
-
-
-def _records_window(query: str, on: datetime.date | None) -> tuple:
-    """(first day, last day or None) a record's effective period must overlap; None: open towards the future."""
-    from agent.knowledge.periods import question_window
-
-    window = question_window(query, today=on)
-    return window.start, None if any(cue in query for cue in _FUTURE_CUES) else window.end
-
-
-def _about_months_asked(records: list, query: str) -> list:
-    """Without the records about other months than the ones the question names: an undated record is about the
-    months its title or values name ("10월 정산 내역", `정산 월: 2026-10`), so "11월치 정산금" is not answered by
-    October's settlement. A record naming no month, or a question naming none, keeps every record."""
-    from agent.knowledge.periods import months_named
-
-    asked = months_named(query)
-    if not asked:
-        return records
-    return [
-        record
-        for record in records
-        if not (named := months_named(f"{record.title} {values_text(record.values)}")) or named & asked
-    ]
-
-
-def vendor_records_search(
-    *, vendor: Vendor, query: str, limit: int, on: datetime.date | None = None
-) -> list[EvidenceItem]:
-    """The vendor's records and products that match `query`, best first, as evidence items (unmasked).
-
-    The vendor filter is part of every query, so another vendor's row can never be returned: asking for it
-    by its exact title, SKU or vendor name gives the same empty list as asking for something that does not
-    exist. Records are in force on `on` (default today) or in the period the question names (see
-    `_records_window`), and about the months it names, if it names any (`_about_months_asked`).
-    """
-    query = spoken_forms_written(query)
-    tokens = query_tokens(query)
-    if limit <= 0 or not tokens:
-        return []
-    scope = {"vendor_id": vendor.pk, "tokens": tokens, "limit": limit, "window": _records_window(query, on)}
-    records = _search_pass(VendorRecord, similar_tokens=[], **scope)
-    products = _search_pass(Product, similar_tokens=[], **scope)
-    found_in = [row.search_text for row in [*records, *products]]
-    similar_tokens = [
-        token
-        for token in tokens
-        if len(_NON_WORD.sub("", token)) >= _TRIGRAM_MIN_WORD_CHARS and not any(token in text for text in found_in)
-    ]
-    if similar_tokens and connection.vendor == "postgresql":
-        with transaction.atomic(), connection.cursor() as cursor:
-            # `%>` reads its threshold from this transaction-local setting.
-            cursor.execute(
-                "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-                [str(settings.RECORDS_TRGM_WORD_SIMILARITY)],
-            )
-            records = _merged(records, _search_pass(VendorRecord, similar_tokens=similar_tokens, **scope), limit)
-            products = _merged(products, _search_pass(Product, similar_tokens=similar_tokens, **scope), limit)
-    records = _about_months_asked(records, query)
-    items = [_record_item(record) for record in records] + [_product_item(product) for product in products]
-    items.sort(key=lambda item: -item.score)
-    return items[:limit]
-
-
-def _record_item(record: VendorRecord) -> EvidenceItem:
-    return EvidenceItem(
-        source_kind="record",
-        reference=f"record:{record.pk}",
-        text=record_evidence_text(record),
-        score=round(record.score, 4),
-        title=record.title,
-        extra={
-            "kind": record.kind,
-            "values": record.values,
-            "effective_from": record.effective_from.isoformat() if record.effective_from else None,
-            "effective_to": record.effective_to.isoformat() if record.effective_to else None,
-            "source": record.source,
-            "source_id": record.source_id,
-            "as_of": (record.effective_from or record.updated_at.date()).isoformat(),
-        },
-    )
-
-
-def _product_item(product: Product) -> EvidenceItem:
-    return EvidenceItem(
-        source_kind="record",
-        reference=f"product:{product.pk}",
-        text=product_evidence_text(product, product.brand_name),
-        score=round(product.score, 4),
-        title=product.name,
-        extra={
-            "kind": "product",
-            "sku": product.sku,
-            "brand": product.brand_name or "",
-            "unit_price": product.unit_price,
-        },
-    )
-
-
-def brand_names_all() -> list[str]:
-    """Every known brand name and alias (for brand checks that must know brands beyond one answer's evidence)."""
-    names: list[str] = []
-    for name, aliases in Brand.objects.values_list("name", "aliases"):
-        names.append(name)
-        names.extend(aliases)
-    return names
-
-
-def brand_names_of_vendor(vendor) -> list[str]:
-    """Names and aliases of the brands `vendor`'s current products carry: its own catalogue's brands."""
-    brands = Brand.objects.filter(
-        pk__in=Product.objects.current().filter(vendor_id=vendor.pk, brand__isnull=False).values("brand_id")
-    )
-    names: list[str] = []
-    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
-        names.append(name)
-        names.extend(aliases)
-    return names
-
-
-def brand_names_of_other_vendors(vendor) -> list[str]:
-    """Names and aliases of the brands another vendor's current products carry and none of `vendor`'s do: in
-    `vendor`'s room they are another vendor's data."""
-    carried = Product.objects.current().filter(brand__isnull=False)
-    own = carried.filter(vendor_id=vendor.pk).values("brand_id")
-    brands = Brand.objects.filter(pk__in=carried.exclude(vendor_id=vendor.pk).values("brand_id")).exclude(pk__in=own)
-    names: list[str] = []
-    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
-        names.append(name)
-        names.extend(aliases)
-    return names
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,13 +1,17 @@
-"""Reads of the vendors app: vendor lookups, the names revision other caches key on, the resolution index."""
+"""Reads of the vendors app: vendor lookups, the names revision other caches key on, the resolution index, the
+brand names of the catalogue, and the SQL passes of the records search (`vendor_rows_match`; the agent's
+`agent.knowledge.records` decides what to search for and turns the rows into evidence)."""
 
+import datetime
 import threading
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connection, transaction
 from django.db.models import Count, Max
 
-from vendors.models import Vendor
+from vendors.models import Brand, Product, Vendor, VendorRecord
 from vendors.resolution import Resolution, VendorIndex, normalize_name
 
 # Bumped (on commit) by every vendor write in vendors.services. It closes the gap the table aggregate alone
@@ -95,3 +99,233 @@ def room_name_resolve(room_name: str) -> Resolution:
         typo_threshold=settings.RESOLUTION_TYPO_THRESHOLD,
         candidate_limit=settings.RESOLUTION_CANDIDATE_LIMIT,
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Brand names of the catalogue
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def brand_names_all() -> list[str]:
+    """Every known brand name and alias (for brand checks that must know brands beyond one answer's evidence)."""
+    names: list[str] = []
+    for name, aliases in Brand.objects.values_list("name", "aliases"):
+        names.append(name)
+        names.extend(aliases)
+    return names
+
+
+def brand_names_of_vendor(vendor) -> list[str]:
+    """Names and aliases of the brands `vendor`'s current products carry: its own catalogue's brands."""
+    brands = Brand.objects.filter(
+        pk__in=Product.objects.current().filter(vendor_id=vendor.pk, brand__isnull=False).values("brand_id")
+    )
+    names: list[str] = []
+    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
+        names.append(name)
+        names.extend(aliases)
+    return names
+
+
+def brand_names_of_other_vendors(vendor) -> list[str]:
+    """Names and aliases of the brands another vendor's current products carry and none of `vendor`'s do: in
+    `vendor`'s room they are another vendor's data."""
+    carried = Product.objects.current().filter(brand__isnull=False)
+    own = carried.filter(vendor_id=vendor.pk).values("brand_id")
+    brands = Brand.objects.filter(pk__in=carried.exclude(vendor_id=vendor.pk).values("brand_id")).exclude(pk__in=own)
+    names: list[str] = []
+    for name, aliases in brands.order_by("name").values_list("name", "aliases"):
+        names.append(name)
+        names.extend(aliases)
+    return names
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Records search: the SQL passes over one vendor's records and products
+# ---------------------------------------------------------------------------------------------------------------
+
+# Search runs on `search_text`, the derived column (NFKC, lower case) every writer in `vendors.records` keeps in
+# sync, and filters by the vendor in the same SQL as the match:
+# 1. exact pass (`vendor_rows_match`) — rows of the vendor in which a query token is a substring, scored by the
+#    share of tokens found; another word for the token's subject (given by the caller: 대금 → 결제) counts 0.85 of
+#    one, so "대금은 매달 며칠에 들어와요?" finds the contract whose terms read "결제 조건은 …".
+#    Two-syllable Korean words (`단가`, `정산`) have no trigram to look up, so this pass reads the vendor's rows
+#    through the vendor index and tests them with LIKE (cheap per row); PostgreSQL may use the pg_trgm GIN index
+#    for tokens of three or more characters when that is cheaper.
+# 2. similar pass (`vendor_rows_match_similar`, PostgreSQL only), for the tokens the caller names (those of three
+#    or more characters that no exact hit contains) — pg_trgm word similarity (`%>`) through its GIN index
+#    (`단말기들` still finds `단말기`). It runs only then, because word similarity costs far more per row than LIKE.
+#
+# A token scores 1 when it is a substring of the row's search text; in the similar pass a token no exact hit
+# contains scores its pg_trgm word similarity instead (when it clears RECORDS_TRGM_WORD_SIMILARITY). A row's
+# score is the mean over the query's tokens. A record with an effective period is a candidate only when that period
+# overlaps the days the question is about (the window the caller gives): an ended promotion or a superseded
+# contract is no evidence for a question about now, and one that starts later only for a question about what is
+# coming.
+# The SQL is written out (parameters only, never interpolated values): it is the hot path, and the ORM spent more
+# time compiling these CASE expressions than PostgreSQL spent running them.
+_LIKE = "t.search_text LIKE %s ESCAPE '\\'"
+_SIMILAR = "t.search_text %%> %s"  # %% is a literal % for the DB-API parameter style
+_SYNONYM_SCORE = 0.85
+_MIN_LIKE_TOKEN_LENGTH = 2  # a one-syllable word for the subject (돈) is inside too many others
+
+
+def _like_pattern(token: str) -> str:
+    return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+@dataclass(frozen=True)
+class VendorRowsMatched:
+    """One vendor's records and products that a search matched, best first, at most `limit` of each. Each row
+    carries its `score` (0–1); a product also its brand's name as `brand_name` (None without a brand)."""
+
+    records: list[VendorRecord]
+    products: list[Product]
+
+
+def _search_pass(
+    model,
+    *,
+    vendor_id: int,
+    tokens: list[str],
+    synonyms: dict[str, list[str]],
+    similar_tokens: list[str],
+    window_start: datetime.date | None,
+    window_end: datetime.date | None,
+    limit: int,
+) -> list:
+    """One model's rows of one vendor, scored and ordered in SQL. With `similar_tokens` this is the similar pass
+    (candidates by pg_trgm `%>`), without it the exact pass (candidates by LIKE)."""
+    scores, score_params, candidates, candidate_params = [], [], [], []
+    for token in tokens:
+        pattern = _like_pattern(token)
+        token_synonyms = synonyms.get(token, [])
+        if len(token) < _MIN_LIKE_TOKEN_LENGTH:
+            if similar_tokens or not token_synonyms:
+                scores.append("0.0")
+                continue
+            # A one-syllable word (돈) is inside too many others: only its longer words for the subject count.
+            synonym_patterns = [_like_pattern(synonym) for synonym in token_synonyms]
+            scores.append(
+                f"CASE WHEN ({' OR '.join([_LIKE] * len(token_synonyms))}) THEN {_SYNONYM_SCORE} ELSE 0.0 END"
+            )
+            score_params += synonym_patterns
+            candidates += [_LIKE] * len(token_synonyms)
+            candidate_params += synonym_patterns
+        elif token_synonyms and not similar_tokens:
+            # The record may write the subject another way (대금 → "결제 조건은 …"): found, but worth a little less.
+            other = " OR ".join([_LIKE] * len(token_synonyms))
+            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 WHEN ({other}) THEN {_SYNONYM_SCORE} ELSE 0.0 END")
+            synonym_patterns = [_like_pattern(synonym) for synonym in token_synonyms]
+            score_params += [pattern, *synonym_patterns]
+            candidates += [_LIKE] * (1 + len(token_synonyms))
+            candidate_params += [pattern, *synonym_patterns]
+        elif token in similar_tokens:
+            scores.append(
+                f"CASE WHEN {_LIKE} THEN 1.0 WHEN {_SIMILAR} THEN word_similarity(%s, t.search_text) ELSE 0.0 END"
+            )
+            score_params += [pattern, token, token]
+            candidates.append(_SIMILAR)
+            candidate_params.append(token)
+        else:
+            scores.append(f"CASE WHEN {_LIKE} THEN 1.0 ELSE 0.0 END")
+            score_params.append(pattern)
+            if not similar_tokens:
+                candidates.append(_LIKE)
+                candidate_params.append(pattern)
+    if not candidates:
+        return []  # no token can match (a one-syllable word without longer words for its subject)
+    score = f"({' + '.join(scores)}) / {float(len(tokens))}"
+    in_force, in_force_params = "", []
+    if model is VendorRecord:
+        columns, join = "t.*", ""
+        if window_start is not None:
+            in_force = "AND (t.effective_to IS NULL OR t.effective_to >= %s) "
+            in_force_params = [window_start.isoformat()]
+        if window_end is not None:
+            in_force += "AND (t.effective_from IS NULL OR t.effective_from <= %s) "
+            in_force_params.append(window_end.isoformat())
+    else:
+        columns, join = "t.*, b.name AS brand_name", f"LEFT JOIN {Brand._meta.db_table} b ON b.id = t.brand_id"
+    sql = (
+        f"SELECT {columns}, CAST({score} AS double precision) AS score FROM {model._meta.db_table} t {join} "
+        f"WHERE t.vendor_id = %s AND ({' OR '.join(candidates)}) {in_force}"
+        "ORDER BY score DESC, t.updated_at DESC, t.id DESC LIMIT %s"
+    )
+    return list(model.objects.raw(sql, [*score_params, vendor_id, *candidate_params, *in_force_params, limit]))
+
+
+def _merged(exact: list, similar: list, limit: int) -> list:
+    best = {row.pk: row for row in exact}
+    for row in similar:
+        if row.pk not in best or row.score > best[row.pk].score:
+            best[row.pk] = row
+    return sorted(best.values(), key=lambda row: (-row.score, -row.updated_at.timestamp(), -row.pk))[:limit]
+
+
+def vendor_rows_match(
+    *,
+    vendor_id: int,
+    tokens: list[str],
+    synonyms: dict[str, list[str]],
+    window_start: datetime.date | None,
+    window_end: datetime.date | None,
+    limit: int,
+) -> VendorRowsMatched:
+    """The exact pass: vendor `vendor_id`'s current records and products holding a token (or one of its
+    `synonyms`, for 0.85 of a token; a token shorter than two characters counts by its synonyms only), best first.
+
+    `tokens` are normalised as the search text is (`vendors.records.search_normalize`). A record with an effective
+    period is a candidate only when it overlaps `window_start` … `window_end` (None: open on that side). The vendor
+    condition is in the SQL that reads the rows, so another vendor's row is never read, let alone returned.
+    """
+    if not tokens or limit <= 0:
+        return VendorRowsMatched(records=[], products=[])
+    scope = {
+        "vendor_id": vendor_id,
+        "tokens": tokens,
+        "synonyms": synonyms,
+        "similar_tokens": [],
+        "window_start": window_start,
+        "window_end": window_end,
+        "limit": limit,
+    }
+    return VendorRowsMatched(records=_search_pass(VendorRecord, **scope), products=_search_pass(Product, **scope))
+
+
+def vendor_rows_match_similar(
+    found: VendorRowsMatched,
+    *,
+    vendor_id: int,
+    tokens: list[str],
+    synonyms: dict[str, list[str]],
+    similar_tokens: list[str],
+    window_start: datetime.date | None,
+    window_end: datetime.date | None,
+    limit: int,
+) -> VendorRowsMatched:
+    """`found` (the exact pass of the same arguments) with the similar pass merged in: rows whose search text is
+    word-similar (pg_trgm `%>`) to one of `similar_tokens`, each row at its better score of the two passes.
+
+    PostgreSQL only; elsewhere, or without `similar_tokens`, `found` as it is.
+    """
+    if not similar_tokens or not tokens or limit <= 0 or connection.vendor != "postgresql":
+        return found
+    scope = {
+        "vendor_id": vendor_id,
+        "tokens": tokens,
+        "synonyms": synonyms,
+        "similar_tokens": similar_tokens,
+        "window_start": window_start,
+        "window_end": window_end,
+        "limit": limit,
+    }
+    with transaction.atomic(), connection.cursor() as cursor:
+        # `%>` reads its threshold from this transaction-local setting.
+        cursor.execute(
+            "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
+            [str(settings.RECORDS_TRGM_WORD_SIMILARITY)],
+        )
+        records = _merged(found.records, _search_pass(VendorRecord, **scope), limit)
+        products = _merged(found.products, _search_pass(Product, **scope), limit)
+    return VendorRowsMatched(records=records, products=products)

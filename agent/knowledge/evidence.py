@@ -1,7 +1,8 @@
 """One question, one counterpart, one call: the evidence the agent may use (issue 4 section 5).
 
 Sources, each with its own budget (settings EVIDENCE_BUDGET_RECORDS / _HUB / _FAQ):
-- the counterpart's records and products (vendors.records; scoped to the counterpart in SQL),
+- the counterpart's records and products (agent.knowledge.records over vendors.selectors; scoped to the counterpart
+  in SQL),
 - the FAQ store (agent.knowledge.faq),
 - the LightRAG hub (agent.knowledge.hub; it routes the question to its workspaces).
 
@@ -76,7 +77,7 @@ class EvidenceResult:
 
 
 def _record_search(question: str, counterpart, limit: int, on) -> Callable[[], list[EvidenceItem]]:
-    from vendors.records import vendor_records_search
+    from agent.knowledge.records import vendor_records_search
 
     return lambda: vendor_records_search(vendor=counterpart, query=question, limit=limit, on=on)
 

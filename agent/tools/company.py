@@ -700,8 +700,8 @@ def _above_lowest(price: int, lowest: int) -> str:
 
 
 def _company_price_comparison(context: ToolContext, arguments: dict) -> ToolResult:
+    from agent.knowledge.records import query_tokens
     from vendors.models import Product
-    from vendors.records import query_tokens
 
     reject_unknown(arguments, {"query", "limit"})
     query = text_argument(arguments, "query", max_length=100)

@@ -17,7 +17,7 @@ from agent.tools.retrieval import evidence_text
 
 
 def _recommend_products(context: ToolContext, arguments: dict) -> ToolResult:
-    from vendors.records import vendor_records_search
+    from agent.knowledge.records import vendor_records_search
 
     reject_unknown(arguments, {"query", "limit"})
     query = text_argument(arguments, "query")

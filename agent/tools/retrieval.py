@@ -34,7 +34,7 @@ def evidence_text(items: list[EvidenceItem]) -> str:
 
 
 def _records(context: ToolContext, query: str) -> list[EvidenceItem]:
-    from vendors.records import vendor_records_search
+    from agent.knowledge.records import vendor_records_search
 
     return vendor_records_search(
         vendor=context.vendor, query=query, limit=settings.EVIDENCE_BUDGET_RECORDS, on=context.asked_on

@@ -1,5 +1,5 @@
-"""Korean text helpers: character classes, folding, particles. Pure Python, shared by the verification modules,
-the knowledge layer and the vendors' record search."""
+"""Korean text helpers: character classes, folding, particles. Pure Python, shared by the verification modules
+and the knowledge layer (the records search among them)."""
 
 
 def is_hangul_syllable(char: str) -> bool:

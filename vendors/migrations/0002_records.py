@@ -5,7 +5,7 @@ from django.contrib.postgres.operations import TrigramExtension
 from django.db import migrations, models
 
 # Trigram GIN indexes over the derived search text. PostgreSQL only: the embedded default is SQLite, where
-# vendors.records falls back to substring matching on the vendor's (few) rows.
+# the records search (vendors.selectors) falls back to substring matching on the vendor's (few) rows.
 TRIGRAM_INDEXES = {
     "vendors_record_search_trgm": "vendors_vendorrecord",
     "vendors_product_search_trgm": "vendors_product",

@@ -9,12 +9,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
+from agent.knowledge.records import vendor_records_search
 from agent.tools import ToolContext, tool_execute
 from conversations.models import Room
 from conversations.tests.factories import RoomFactory
 from monitoring.models import AuditEvent
 from vendors.models import Product, RecordImport, StagedImport, Vendor, VendorRecord
-from vendors.records import vendor_records_search
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory, ProductFactory, VendorRecordFactory
 

@@ -9,9 +9,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from openpyxl import Workbook
 
+from agent.knowledge.records import vendor_records_search
 from monitoring.models import AuditEvent
 from vendors.models import Brand, Product, RecordImport, Vendor, VendorRecord
-from vendors.records import RecordImportInvalid, records_import_file, vendor_records_search
+from vendors.records import RecordImportInvalid, records_import_file
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory, ProductFactory
 

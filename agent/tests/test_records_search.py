@@ -9,14 +9,8 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent.knowledge.records import particle_strip, query_tokens, vendor_records_search
 from vendors.models import VendorRecord
-from vendors.records import (
-    brand_names_all,
-    brand_names_of_vendor,
-    particle_strip,
-    query_tokens,
-    vendor_records_search,
-)
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import BrandFactory, ProductFactory, VendorRecordFactory
 
@@ -316,45 +310,6 @@ def test_no_phrasing_reaches_another_vendors_rows(counterpart, terminal_contract
     items = vendor_records_search(vendor=counterpart, query=question, limit=10)
 
     assert {item.reference for item in items} <= {f"record:{terminal_contract.pk}"}
-
-
-def test_trigram_indexes_exist_on_postgresql():
-    """Migration 0002 put GIN trigram indexes on both searched tables."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN "
-            "('vendors_record_search_trgm', 'vendors_product_search_trgm')"
-        )
-        indexes = dict(cursor.fetchall())
-
-    assert set(indexes) == {"vendors_record_search_trgm", "vendors_product_search_trgm"}
-    assert all("USING gin (search_text gin_trgm_ops)" in definition for definition in indexes.values())
-
-
-def test_brand_names_all_lists_names_and_aliases():
-    """Every brand name and alias, for checks that must know brands beyond one answer's evidence."""
-    BrandFactory(name="해태", aliases=["해태제과"])
-    BrandFactory(name="한빛식품")
-
-    assert sorted(brand_names_all()) == ["한빛식품", "해태", "해태제과"]
-
-
-def test_brand_names_of_vendor_lists_the_brands_its_current_products_carry():
-    """The counterpart's own catalogue: a brand it carries, with its aliases; not another vendor's brand, not the
-    brand of a product staff retired, never twice for two products."""
-    own, other = VendorFactory(code="1001"), VendorFactory(code="1002")
-    haetae, hanbit, retired = (
-        BrandFactory(name="해태", aliases=["해태제과"]),
-        BrandFactory(name="한빛식품"),
-        BrandFactory(name="고운들"),
-    )
-    ProductFactory(vendor=own, brand=haetae, sku="A-1")
-    ProductFactory(vendor=own, brand=haetae, sku="A-2")
-    ProductFactory(vendor=other, brand=hanbit, sku="B-1")
-    ProductFactory(vendor=own, brand=retired, sku="A-3", retired_at=datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC))
-
-    assert brand_names_of_vendor(own) == ["해태", "해태제과"]
-    assert brand_names_of_vendor(other) == ["한빛식품"]
 
 
 def test_a_receiving_verb_after_a_verbal_noun_and_a_one_syllable_subject_word_are_tokens():
