@@ -175,6 +175,20 @@ def _like_pattern(token: str) -> str:
 
 
 @dataclass(frozen=True)
+class VendorRowsQuery:
+    """What one vendor's rows are matched against: tokens normalised as the search text is
+    (`vendors.records.search_normalize`), the other words for each token's subject (the caller's: 대금 → 결제), the
+    days a record's effective period must overlap (None: open on that side), and how many rows of each model."""
+
+    vendor_id: int
+    tokens: tuple[str, ...]
+    synonyms: dict[str, list[str]]
+    window_start: datetime.date | None
+    window_end: datetime.date | None
+    limit: int
+
+
+@dataclass(frozen=True)
 class VendorRowsMatched:
     """One vendor's records and products that a search matched, best first, at most `limit` of each. Each row
     carries its `score` (0–1); a product also its brand's name as `brand_name` (None without a brand)."""
@@ -183,19 +197,10 @@ class VendorRowsMatched:
     products: list[Product]
 
 
-def _search_pass(
-    model,
-    *,
-    vendor_id: int,
-    tokens: list[str],
-    synonyms: dict[str, list[str]],
-    similar_tokens: list[str],
-    window_start: datetime.date | None,
-    window_end: datetime.date | None,
-    limit: int,
-) -> list:
+def _search_pass(model, query: VendorRowsQuery, similar_tokens: list[str]) -> list:
     """One model's rows of one vendor, scored and ordered in SQL. With `similar_tokens` this is the similar pass
     (candidates by pg_trgm `%>`), without it the exact pass (candidates by LIKE)."""
+    tokens, synonyms = query.tokens, query.synonyms
     scores, score_params, candidates, candidate_params = [], [], [], []
     for token in tokens:
         pattern = _like_pattern(token)
@@ -239,12 +244,12 @@ def _search_pass(
     in_force, in_force_params = "", []
     if model is VendorRecord:
         columns, join = "t.*", ""
-        if window_start is not None:
+        if query.window_start is not None:
             in_force = "AND (t.effective_to IS NULL OR t.effective_to >= %s) "
-            in_force_params = [window_start.isoformat()]
-        if window_end is not None:
+            in_force_params = [query.window_start.isoformat()]
+        if query.window_end is not None:
             in_force += "AND (t.effective_from IS NULL OR t.effective_from <= %s) "
-            in_force_params.append(window_end.isoformat())
+            in_force_params.append(query.window_end.isoformat())
     else:
         columns, join = "t.*, b.name AS brand_name", f"LEFT JOIN {Brand._meta.db_table} b ON b.id = t.brand_id"
     sql = (
@@ -252,7 +257,8 @@ def _search_pass(
         f"WHERE t.vendor_id = %s AND ({' OR '.join(candidates)}) {in_force}"
         "ORDER BY score DESC, t.updated_at DESC, t.id DESC LIMIT %s"
     )
-    return list(model.objects.raw(sql, [*score_params, vendor_id, *candidate_params, *in_force_params, limit]))
+    params = [*score_params, query.vendor_id, *candidate_params, *in_force_params, query.limit]
+    return list(model.objects.raw(sql, params))
 
 
 def _merged(exact: list, similar: list, limit: int) -> list:
@@ -263,69 +269,34 @@ def _merged(exact: list, similar: list, limit: int) -> list:
     return sorted(best.values(), key=lambda row: (-row.score, -row.updated_at.timestamp(), -row.pk))[:limit]
 
 
-def vendor_rows_match(
-    *,
-    vendor_id: int,
-    tokens: list[str],
-    synonyms: dict[str, list[str]],
-    window_start: datetime.date | None,
-    window_end: datetime.date | None,
-    limit: int,
-) -> VendorRowsMatched:
-    """The exact pass: vendor `vendor_id`'s current records and products holding a token (or one of its
-    `synonyms`, for 0.85 of a token; a token shorter than two characters counts by its synonyms only), best first.
+def vendor_rows_match(query: VendorRowsQuery) -> VendorRowsMatched:
+    """The exact pass: vendor `query.vendor_id`'s current records and products holding a token (or one of its
+    synonyms, for 0.85 of a token; a token shorter than two characters counts by its synonyms only), best first.
 
-    `tokens` are normalised as the search text is (`vendors.records.search_normalize`). A record with an effective
-    period is a candidate only when it overlaps `window_start` … `window_end` (None: open on that side). The vendor
-    condition is in the SQL that reads the rows, so another vendor's row is never read, let alone returned.
+    A record with an effective period is a candidate only when it overlaps the query's window. The vendor condition
+    is in the SQL that reads the rows, so another vendor's row is never read, let alone returned.
     """
-    if not tokens or limit <= 0:
+    if not query.tokens or query.limit <= 0:
         return VendorRowsMatched(records=[], products=[])
-    scope = {
-        "vendor_id": vendor_id,
-        "tokens": tokens,
-        "synonyms": synonyms,
-        "similar_tokens": [],
-        "window_start": window_start,
-        "window_end": window_end,
-        "limit": limit,
-    }
-    return VendorRowsMatched(records=_search_pass(VendorRecord, **scope), products=_search_pass(Product, **scope))
+    return VendorRowsMatched(records=_search_pass(VendorRecord, query, []), products=_search_pass(Product, query, []))
 
 
 def vendor_rows_match_similar(
-    found: VendorRowsMatched,
-    *,
-    vendor_id: int,
-    tokens: list[str],
-    synonyms: dict[str, list[str]],
-    similar_tokens: list[str],
-    window_start: datetime.date | None,
-    window_end: datetime.date | None,
-    limit: int,
+    found: VendorRowsMatched, query: VendorRowsQuery, similar_tokens: list[str]
 ) -> VendorRowsMatched:
-    """`found` (the exact pass of the same arguments) with the similar pass merged in: rows whose search text is
+    """`found` (the exact pass of the same query) with the similar pass merged in: rows whose search text is
     word-similar (pg_trgm `%>`) to one of `similar_tokens`, each row at its better score of the two passes.
 
     PostgreSQL only; elsewhere, or without `similar_tokens`, `found` as it is.
     """
-    if not similar_tokens or not tokens or limit <= 0 or connection.vendor != "postgresql":
+    if not similar_tokens or not query.tokens or query.limit <= 0 or connection.vendor != "postgresql":
         return found
-    scope = {
-        "vendor_id": vendor_id,
-        "tokens": tokens,
-        "synonyms": synonyms,
-        "similar_tokens": similar_tokens,
-        "window_start": window_start,
-        "window_end": window_end,
-        "limit": limit,
-    }
     with transaction.atomic(), connection.cursor() as cursor:
         # `%>` reads its threshold from this transaction-local setting.
         cursor.execute(
             "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
             [str(settings.RECORDS_TRGM_WORD_SIMILARITY)],
         )
-        records = _merged(found.records, _search_pass(VendorRecord, **scope), limit)
-        products = _merged(found.products, _search_pass(Product, **scope), limit)
+        records = _merged(found.records, _search_pass(VendorRecord, query, similar_tokens), query.limit)
+        products = _merged(found.products, _search_pass(Product, query, similar_tokens), query.limit)
     return VendorRowsMatched(records=records, products=products)

@@ -25,7 +25,7 @@ from agent.knowledge.types import EvidenceItem
 from agent.verification.korean import EndingStripper
 from vendors.models import Product, Vendor, VendorRecord
 from vendors.records import search_normalize, values_text
-from vendors.selectors import vendor_rows_match, vendor_rows_match_similar
+from vendors.selectors import VendorRowsQuery, vendor_rows_match, vendor_rows_match_similar
 
 # ---------------------------------------------------------------------------------------------------------------
 # Korean-aware tokens
@@ -183,15 +183,15 @@ def vendor_records_search(
     if limit <= 0 or not tokens:
         return []
     window_start, window_end = _records_window(query, on)
-    scope = {
-        "vendor_id": vendor.pk,
-        "tokens": tokens,
-        "synonyms": {token: _synonyms(token) for token in tokens},
-        "window_start": window_start,
-        "window_end": window_end,
-        "limit": limit,
-    }
-    found = vendor_rows_match(**scope)
+    rows_query = VendorRowsQuery(
+        vendor_id=vendor.pk,
+        tokens=tuple(tokens),
+        synonyms={token: _synonyms(token) for token in tokens},
+        window_start=window_start,
+        window_end=window_end,
+        limit=limit,
+    )
+    found = vendor_rows_match(rows_query)
     found_in = [row.search_text for row in [*found.records, *found.products]]
     similar_tokens = [
         token
@@ -199,7 +199,7 @@ def vendor_records_search(
         if len(_NON_WORD.sub("", token)) >= _TRIGRAM_MIN_WORD_CHARS and not any(token in text for text in found_in)
     ]
     if similar_tokens:
-        found = vendor_rows_match_similar(found, similar_tokens=similar_tokens, **scope)
+        found = vendor_rows_match_similar(found, rows_query, similar_tokens)
     records = _about_months_asked(found.records, query)
     products = found.products
     items = [_record_item(record) for record in records] + [_product_item(product) for product in products]

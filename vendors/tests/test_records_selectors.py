@@ -8,6 +8,7 @@ from django.db import connection
 
 from vendors.selectors import (
     VendorRowsMatched,
+    VendorRowsQuery,
     brand_names_all,
     brand_names_of_vendor,
     vendor_rows_match,
@@ -72,6 +73,18 @@ def _pks(rows) -> list[int]:
     return [row.pk for row in rows]
 
 
+def _query(*, tokens, **fields) -> VendorRowsQuery:
+    return VendorRowsQuery(tokens=tuple(tokens), **fields)
+
+
+def _match(**fields) -> VendorRowsMatched:
+    return vendor_rows_match(_query(**fields))
+
+
+def _similar(found: VendorRowsMatched, similar_tokens: list[str], **fields) -> VendorRowsMatched:
+    return vendor_rows_match_similar(found, _query(**fields), similar_tokens)
+
+
 def test_the_exact_pass_scores_the_share_of_tokens_and_the_callers_synonyms_for_a_little_less(counterpart):
     """A row holding every token scores 1, one holding half 0.5; a synonym the caller gives counts 0.85 of a token,
     and without it the row writing the subject another way is not found: the selector has no word list of its own."""
@@ -80,12 +93,12 @@ def test_the_exact_pass_scores_the_share_of_tokens_and_the_callers_synonyms_for_
     terms = VendorRecordFactory(vendor=counterpart, title="거래 조건", body="결제 조건은 월말 마감 익월 10일.")
     scope = {"vendor_id": counterpart.pk, "limit": 5, **NO_WINDOW}
 
-    found = vendor_rows_match(tokens=["반품", "정산"], synonyms={}, **scope)
+    found = _match(tokens=["반품", "정산"], synonyms={}, **scope)
     assert _pks(found.records) == [both.pk, one.pk]
     assert [row.score for row in found.records] == [1.0, 0.5]
 
-    plain = vendor_rows_match(tokens=["대금"], synonyms={}, **scope)
-    other_word = vendor_rows_match(tokens=["대금"], synonyms={"대금": ["결제"]}, **scope)
+    plain = _match(tokens=["대금"], synonyms={}, **scope)
+    other_word = _match(tokens=["대금"], synonyms={"대금": ["결제"]}, **scope)
     assert plain.records == []
     assert _pks(other_word.records) == [terms.pk]
     assert other_word.records[0].score == pytest.approx(0.85)
@@ -98,8 +111,8 @@ def test_a_one_syllable_token_counts_by_its_synonyms_only(counterpart):
     VendorRecordFactory(vendor=counterpart, title="돈까스 납품 일정", body="돈까스는 주 2회 납품합니다.")
     scope = {"vendor_id": counterpart.pk, "limit": 5, **NO_WINDOW}
 
-    assert _pks(vendor_rows_match(tokens=["돈"], synonyms={"돈": ["결제", "대금"]}, **scope).records) == [terms.pk]
-    assert vendor_rows_match(tokens=["돈"], synonyms={}, **scope) == VendorRowsMatched(records=[], products=[])
+    assert _pks(_match(tokens=["돈"], synonyms={"돈": ["결제", "대금"]}, **scope).records) == [terms.pk]
+    assert _match(tokens=["돈"], synonyms={}, **scope) == VendorRowsMatched(records=[], products=[])
 
 
 def test_the_window_bounds_the_records_in_force_and_products_carry_their_brand(counterpart):
@@ -111,9 +124,9 @@ def test_the_window_bounds_the_records_in_force_and_products_carry_their_brand(c
     product = ProductFactory(vendor=counterpart, brand=BrandFactory(name="한빛식품"), name="정산 테스트 상품")
     scope = {"vendor_id": counterpart.pk, "tokens": ["정산"], "synonyms": {}, "limit": 5}
 
-    now = vendor_rows_match(window_start=datetime.date(2026, 12, 1), window_end=datetime.date(2026, 12, 1), **scope)
-    ahead = vendor_rows_match(window_start=datetime.date(2026, 12, 1), window_end=None, **scope)
-    always = vendor_rows_match(**NO_WINDOW, **scope)
+    now = _match(window_start=datetime.date(2026, 12, 1), window_end=datetime.date(2026, 12, 1), **scope)
+    ahead = _match(window_start=datetime.date(2026, 12, 1), window_end=None, **scope)
+    always = _match(**NO_WINDOW, **scope)
 
     assert _pks(now.records) == [current.pk]
     assert set(_pks(ahead.records)) == {current.pk, upcoming.pk}
@@ -129,7 +142,7 @@ def test_another_vendors_rows_are_never_read(counterpart):
     VendorRecordFactory(vendor=other, title="가온 특별 리베이트 조건")
     ProductFactory(vendor=other, name="리베이트 상품")
 
-    found = vendor_rows_match(vendor_id=counterpart.pk, tokens=["리베이트"], synonyms={}, limit=10, **NO_WINDOW)
+    found = _match(vendor_id=counterpart.pk, tokens=["리베이트"], synonyms={}, limit=10, **NO_WINDOW)
 
     assert _pks(found.records) == [own.pk]
     assert found.products == []
@@ -141,11 +154,11 @@ def test_the_similar_pass_adds_word_similar_rows_below_an_exact_hit(counterpart)
     terminal = VendorRecordFactory(vendor=counterpart, title="단말기 공급 계약", body="POS 단말기 공급 단가.")
     scope = {"vendor_id": counterpart.pk, "tokens": ["단말기들"], "synonyms": {}, "limit": 5, **NO_WINDOW}
 
-    found = vendor_rows_match(**scope)
+    found = _match(**scope)
     assert found.records == []
-    assert vendor_rows_match_similar(found, similar_tokens=[], **scope) is found
+    assert _similar(found, [], **scope) is found
 
-    similar = vendor_rows_match_similar(found, similar_tokens=["단말기들"], **scope)
+    similar = _similar(found, ["단말기들"], **scope)
     assert connection.vendor == "postgresql"
     assert _pks(similar.records) == [terminal.pk]
     assert 0 < similar.records[0].score < 1
