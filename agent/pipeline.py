@@ -133,8 +133,14 @@ class _Composer:
     # --- stages -------------------------------------------------------------------------------------------
 
     def compose(self) -> AnswerTrace:
-        question = self._masked(self.context.question_text)
-        history = [{**item, "text": self._masked(item["text"])} for item in self.context.history]
+        question = self._masked_own_words(self.context.question_text)
+        history = [
+            {
+                **item,
+                "text": self._masked_own_words(item["text"]) if item["role"] == "user" else self._masked(item["text"]),
+            }
+            for item in self.context.history
+        ]
         self.trace.history = history
         with self._stage("rewrite"):
             rewrite = query_rewrite(question, history, provider=self.provider)
@@ -346,6 +352,11 @@ class _Composer:
 
     def _masked(self, text: str) -> str:
         return mask(text, counterpart=self.context.vendor, masker=self.masker)[0]
+
+    def _masked_own_words(self, text: str) -> str:
+        """The counterpart's own message masked: a brand it carries said short (`한빛 깍두기` for 한빛식품) is its
+        own brand, not the vendor whose name it shares; every other vendor's name is masked as anywhere."""
+        return mask(text, counterpart=self.context.vendor, masker=self.masker, own_brand_short_names=True)[0]
 
     def _masked_message(self, message: dict) -> dict:
         """The model's own words are masked too before they go back into a prompt or into a tool."""

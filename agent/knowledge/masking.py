@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 from agent.knowledge.types import EvidenceItem
 from agent.verification.other_vendors import PRODUCT_MASK, VENDOR_MASK, NameSpotter, select_spots
-from vendors.name_folding import FoldedText
+from vendors.name_folding import FoldedText, fold_name
 
 MASK = VENDOR_MASK
 BRAND_MASK = PRODUCT_MASK
@@ -56,9 +56,12 @@ class VendorMasker:
         brands: Iterable[tuple[str, Iterable[int]]] = (),
     ):
         entries = [(name, (_VENDOR, vendor_id)) for vendor_id, name in names]
+        self._brands_carried: dict[int, set[str]] = {}  # folded brand names by the vendor carrying them
         for brand, carriers in brands:
             entries.append((brand, (_BRAND, None)))
             entries += [(brand, (_BRAND, vendor_id)) for vendor_id in carriers]
+            for vendor_id in carriers:
+                self._brands_carried.setdefault(vendor_id, set()).add(fold_name(brand))
         self._spotter = NameSpotter(entries)
         self.pattern_count = self._spotter.pattern_count
         self.brand_masking = True
@@ -69,23 +72,35 @@ class VendorMasker:
         clone.brand_masking = False
         return clone
 
-    def mentions(self, text: str, *, counterpart) -> list[Mention]:
+    def mentions(self, text: str, *, counterpart, own_brand_short_names: bool = False) -> list[Mention]:
         """Other vendors' names and brands in `text` (what `mask` would replace), in order. `counterpart` is the
-        resolved Vendor; None treats every vendor as another one."""
+        resolved Vendor; None treats every vendor as another one. `own_brand_short_names`: for the counterpart's
+        own words, a vendor's name that is the start of a brand the counterpart carries (`한빛` of `한빛식품`) is
+        that brand said short and stays."""
         if not self.pattern_count or not text:
             return []
         counterpart_id = counterpart.pk if counterpart is not None else None
+        own_brands = self._brands_carried.get(counterpart_id, set()) if own_brand_short_names else set()
+
+        def mask_of(spot) -> str | None:
+            if own_brands and self._shortens_a_brand(text[spot.start : spot.end], own_brands):
+                return None
+            return self._mask_of(spot, counterpart_id)
+
         found = []
-        for spot, kept in select_spots(
-            self._spotter.spots(FoldedText(text)), lambda spot: self._mask_of(spot, counterpart_id) is None
-        ):
+        for spot, kept in select_spots(self._spotter.spots(FoldedText(text)), lambda spot: mask_of(spot) is None):
             if kept:
                 continue
-            mask = self._mask_of(spot, counterpart_id)
+            mask = mask_of(spot)
             kind = _VENDOR if mask == MASK else _BRAND
             owners = frozenset(vendor_id for tag, vendor_id in spot.owners if tag == kind and vendor_id is not None)
             found.append(Mention(spot.start, spot.end, text[spot.start : spot.end], owners, mask))
         return found
+
+    @staticmethod
+    def _shortens_a_brand(written: str, brands: set[str]) -> bool:
+        folded = fold_name(written)
+        return any(brand.startswith(folded) and brand != folded for brand in brands)
 
     def _mask_of(self, spot, counterpart_id) -> str | None:
         """The mask for a spot, or None when it stays (the counterpart's own name, a brand it carries)."""
@@ -97,10 +112,10 @@ class VendorMasker:
             return BRAND_MASK
         return None
 
-    def mask(self, text: str, *, counterpart) -> tuple[str, int]:
+    def mask(self, text: str, *, counterpart, own_brand_short_names: bool = False) -> tuple[str, int]:
         """`text` with every other vendor's name replaced by MASK, every other vendor's brand by BRAND_MASK, and
-        how many were replaced."""
-        found = self.mentions(text, counterpart=counterpart)
+        how many were replaced (`own_brand_short_names`: see `mentions`)."""
+        found = self.mentions(text, counterpart=counterpart, own_brand_short_names=own_brand_short_names)
         if not found:
             return text, 0
         parts, cursor = [], 0
@@ -196,10 +211,13 @@ def vendor_masker() -> VendorMasker:
         return masker
 
 
-def mask(text: str, *, counterpart, masker: VendorMasker | None = None) -> tuple[str, int]:
+def mask(
+    text: str, *, counterpart, masker: VendorMasker | None = None, own_brand_short_names: bool = False
+) -> tuple[str, int]:
     """Mask other vendors' names and brands in `text`; `counterpart` is the resolved Vendor. Pass `masker` to
-    reuse one taken for a whole run instead of checking the names revision again."""
-    return (masker or vendor_masker()).mask(text, counterpart=counterpart)
+    reuse one taken for a whole run instead of checking the names revision again. `own_brand_short_names` is for
+    the counterpart's own messages: a brand it carries said short (`한빛 깍두기` for 한빛식품) is not another vendor."""
+    return (masker or vendor_masker()).mask(text, counterpart=counterpart, own_brand_short_names=own_brand_short_names)
 
 
 def mask_evidence(items: list[EvidenceItem], *, counterpart, masker: VendorMasker | None = None) -> list[EvidenceItem]:

@@ -155,6 +155,15 @@ def test_a_question_about_the_vendors_own_payment_reaches_its_payment_terms():
     assert "익월 25일" in result["body"]
 
 
+def test_a_brand_the_room_carries_said_short_is_its_own_brand_not_the_vendor_of_that_name():
+    """`한빛` is also 한빛유통's alias; in 세림식품's room, which carries 한빛식품, `한빛 깍두기` is that brand's
+    product and gets its price (the searches still receive the question with the alias masked)."""
+    result = ask("한빛 깍두기 5키로 저희 납품 단가 얼마예요?", room="(1007) 세림식품")
+
+    assert result["status"] == "answered" and "17,500원" in result["body"]
+    assert all("한빛" not in call["arguments"]["query"] for call in result["tool_calls"])
+
+
 @pytest.mark.parametrize("question", ["휴가 신청은 어떻게 하나요?", "와이파이 비밀번호 알려줘"])
 def test_near_domain_off_topic_questions_get_the_guidance_answer(question):
     result = ask(question)

@@ -173,6 +173,24 @@ def test_a_brand_only_other_vendors_carry_is_masked_as_their_product():
     assert masker.mask("고 운 들 절임배추", counterpart=DAEHAN) == (f"{BRAND_MASK} 절임배추", 1)
 
 
+def test_the_counterparts_own_words_may_say_a_brand_it_carries_short():
+    """In 대한물산's own question `한빛 깍두기` is its brand 한빛식품 said short, though 한빛 is also 한빛유통's alias:
+    read as the counterpart's words it stays; the full vendor name, evidence (the default) and a room whose vendor
+    does not carry 한빛식품 still mask it."""
+    masker = VendorMasker([(3, "대한물산"), (4, "한빛유통"), (4, "한빛")], brands=[("한빛식품", [3])])
+    question = "한빛 깍두기 5kg 단가랑 한빛유통 최소 주문 금액 알려주세요"
+
+    assert masker.mask(question, counterpart=DAEHAN, own_brand_short_names=True) == (
+        f"한빛 깍두기 5kg 단가랑 {MASK} 최소 주문 금액 알려주세요",
+        1,
+    )
+    assert masker.mask(question, counterpart=DAEHAN) == (
+        f"{MASK} 깍두기 5kg 단가랑 {MASK} 최소 주문 금액 알려주세요",
+        2,
+    )
+    assert masker.mask(question, counterpart=GAON, own_brand_short_names=True)[1] == 2
+
+
 def test_mask_item_masks_title_text_and_extra_and_counts_all(masker):
     """Title, text and strings inside `extra` are masked; mask_count adds every replacement."""
     item = EvidenceItem(
