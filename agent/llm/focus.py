@@ -159,6 +159,9 @@ _ASPECT_WORDS = korean_text.word_set(
     "날 날은 날이",
     # the end asked (`마지막 날이 언제`), what to watch out for (`주의할 점`)
     "마지막 주의 주의사항 유의사항 유의점",
+    # the step a record has reached (`현재 처리 단계`), read as its status; how a value is set (`어떻게 책정돼`) and
+    # what it is counted per (`한 대당 공급가`, `회당 운임`)
+    "단계 상황 책정 대당 개당 회당 건당 장당",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -394,6 +397,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
 # A step of an order or a payment asked in the past tense: whether it has happened, not whether it can.
 _DONE_YET_RE = re.compile(
     r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제|진행)\s*(됐|되었|됬|했|하였)"
+    r"|(처리|진행)\s*(단계|상황)"  # "현재 처리 단계", "진행 상황": the step it has reached
 )
 # A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
 _GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")

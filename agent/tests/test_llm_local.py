@@ -1375,6 +1375,28 @@ def test_the_end_and_what_to_watch_out_for_are_aspects_not_subjects():
     ]
 
 
+def test_what_a_value_is_counted_per_and_the_step_reached_name_no_subject():
+    """`회당 운임` is the fare per pick-up, `한 대당 공급가` the price per unit: 회당 and 대당 say what the value is
+    counted per; `현재 처리 단계` asks the record's status."""
+    fares = _hub(
+        (
+            "반품·교환 기준",
+            "반품 비용 부담",
+            "회수 운임은 1회 회수당 25,000원이며, 직접 회수를 선택하면 운임이 없습니다.",
+        )
+    )
+    order = (
+        "[1] (거래처 기록 · 주문 SO-2611-1002)\n[주문] 주문 SO-2611-1002\n"
+        "초록마당 유기농 두부 1kg 30박스 주문 접수. 납기 2026-12-03, 배송지 본사 물류센터.\n"
+        "주문번호: SO-2611-1002 · 수량: 30박스 · 납기: 2026-12-03 · 상태: 출고 준비"
+    )
+
+    assert answer_sentences("반품 가져가는 차 부르면 회당 운임 얼마예요?", [fares]) == [
+        "회수 운임은 1회 회수당 25,000원이며, 직접 회수를 선택하면 운임이 없습니다."
+    ]
+    assert "상태: 출고 준비" in answer_sentences("두부 주문 납기랑 현재 처리 단계 좀 알려주세요", [order])
+
+
 def test_a_count_of_goods_the_question_names_picks_the_record_that_holds_it():
     """`컵밥 30박스 넣은 거 총액`: the order of 30 boxes answers with its amount, not the product's unit price, which
     names the product as fully; without the count, the unit price answers `컵밥 단가`."""
