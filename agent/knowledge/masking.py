@@ -17,7 +17,9 @@ Brands: a brand that none of the counterpart's products carry but another vendor
 becomes `[다른 벤더 상품]`; a brand the counterpart carries, or nobody does, is kept — and, kept, blocks shorter
 vendor names inside it (the brand `한빛식품` is not the vendor alias `한빛`). A brand spelled exactly like a vendor
 name is masked as the vendor (on a tie the mask wins). Brand masking is for vendor rooms; a staff room's masker
-(`brand_masking=False`) leaves brands alone.
+(`brand_masking=False`) leaves brands alone. In the counterpart's own messages (`own_brand_short_names`) a vendor
+name that starts a brand the counterpart carries (`한빛` of `한빛식품`) is that brand said short and stays: the
+counterpart wrote it about its own goods, and its records are all the answer can come from.
 """
 
 import copy
