@@ -43,6 +43,7 @@ SUBJECT_SYNONYMS = (
     frozenset({"원재료", "원자재", "원료"}),
     frozenset({"발주서", "주문서"}),
     frozenset({"구두", "말로"}),  # 말로만 합의한 조건 is the 구두 약속 the sources name
+    frozenset({"취소", "캔슬"}),  # the loanword vendors type for a cancellation
 )
 
 

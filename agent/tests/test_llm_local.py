@@ -1217,8 +1217,8 @@ def test_words_of_the_domain_for_the_same_thing_answer():
 
 
 def test_a_complaint_a_leaflet_and_raw_materials_in_the_vendors_words_answer():
-    """민원 is the 클레임 the policy names, 전단지 its 전단, 원자재 its 원재료; `걸로`, `궁금한데` and `답장` say how
-    the asking is said, not what it is about."""
+    """민원 is the 클레임 the policy names, 전단지 its 전단, 원자재 its 원재료, 캔슬 its 취소; `걸로`, `궁금한데` and
+    `답장` say how the asking is said, not what it is about."""
     claims = _hub(
         ("클레임 처리 기준", "배상 기준", "이물 혼입: 제품 교환 또는 환불과 함께 위로금 1만 원 상품권을 지급합니다."),
         ("프로모션 운영 기준", "전단 광고비", "전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다."),
@@ -1248,6 +1248,13 @@ def test_a_complaint_a_leaflet_and_raw_materials_in_the_vendors_words_answer():
     ]
     assert answer_sentences("카톡 상담 몇시부터 몇시까지 답장 해주세요?", [faq]) == [
         "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
+    ]
+    # 캔슬 is the 취소 the policy names
+    cancel = _hub(
+        ("발주 마감과 리드타임", "발주 변경과 취소", "납품 예정일 2영업일 전까지는 발주 취소를 요청할 수 있습니다.")
+    )
+    assert answer_sentences("발주 받은 거 캔슬하려면 납품일 며칠 전까지 말해야 돼요?", [cancel]) == [
+        "납품 예정일 2영업일 전까지는 발주 취소를 요청할 수 있습니다."
     ]
 
 
