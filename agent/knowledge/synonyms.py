@@ -44,6 +44,7 @@ SUBJECT_SYNONYMS = (
     frozenset({"발주서", "주문서"}),
     frozenset({"구두", "말로"}),  # 말로만 합의한 조건 is the 구두 약속 the sources name
     frozenset({"취소", "캔슬"}),  # the loanword vendors type for a cancellation
+    frozenset({"체계", "구조", "구성"}),  # how a code or a fee is made up: 상품 코드 체계, 코드 구조
 )
 
 

@@ -1217,8 +1217,8 @@ def test_words_of_the_domain_for_the_same_thing_answer():
 
 
 def test_a_complaint_a_leaflet_and_raw_materials_in_the_vendors_words_answer():
-    """민원 is the 클레임 the policy names, 전단지 its 전단, 원자재 its 원재료, 캔슬 its 취소; `걸로`, `궁금한데` and
-    `답장` say how the asking is said, not what it is about."""
+    """민원 is the 클레임 the policy names, 전단지 its 전단, 원자재 its 원재료, 캔슬 its 취소, 구조 its 체계;
+    `걸로`, `궁금한데` and `답장` say how the asking is said, not what it is about."""
     claims = _hub(
         ("클레임 처리 기준", "배상 기준", "이물 혼입: 제품 교환 또는 환불과 함께 위로금 1만 원 상품권을 지급합니다."),
         ("프로모션 운영 기준", "전단 광고비", "전단 1/4면 광고비는 30만 원, 1/2면은 55만 원입니다."),
@@ -1248,6 +1248,11 @@ def test_a_complaint_a_leaflet_and_raw_materials_in_the_vendors_words_answer():
     ]
     assert answer_sentences("카톡 상담 몇시부터 몇시까지 답장 해주세요?", [faq]) == [
         "카카오톡 문의는 평일 오전 9시부터 오후 6시까지 답변드립니다."
+    ]
+    # 구조 is the 체계 the FAQ entry asks about
+    codes = _faq("상품 코드 체계가 궁금해요.", "상품 코드는 8자리로 앞 2자리는 상품군, 다음 4자리는 협력사입니다.")
+    assert answer_sentences("상품 코드 구조 좀 설명해주세요 총 몇자리예요?", [codes]) == [
+        "상품 코드는 8자리로 앞 2자리는 상품군, 다음 4자리는 협력사입니다."
     ]
     # 캔슬 is the 취소 the policy names
     cancel = _hub(
