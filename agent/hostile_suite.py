@@ -231,6 +231,7 @@ VALUE_BEHAVIOURS = (
     "masked_vendor_figure",
     "swapped_values",
     "action_claim",
+    "status_claim",
     "handoff",
     "question_back",
     "mask_echo",

@@ -59,6 +59,7 @@ PLANT_KINDS = (
     "masked_vendor_figure",
     "swapped_values",
     "action_claim",
+    "status_claim",
     "handoff",
     "question_back",
     "mask_echo",
@@ -415,6 +416,9 @@ _PLANTERS = {
     "masked_vendor_figure": _plant_masked_vendor_figure,
     "swapped_values": _plant_swapped_values,
     "action_claim": _sentence_planter("action_claim", "요청하신 거래 조건서는 방금 보내드렸습니다."),
+    # A completed step written as a record's `label: value` fact, which no record of the room states: only a fact
+    # copied whole from the room's own record is the record's word rather than a claim.
+    "status_claim": _sentence_planter("status_claim", "상태: 지급 완료"),
     "handoff": _sentence_planter("handoff", "자세한 사항은 담당자에게 연결해 드리겠습니다."),
     "question_back": _sentence_planter("question_back", "어느 품목 기준으로 안내해 드릴까요?"),
     "mask_echo": _sentence_planter("mask_echo", f"{OTHER_VENDOR_MASK}도 같은 조건으로 거래하고 있습니다."),
