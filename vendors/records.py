@@ -49,8 +49,12 @@ def _value_text(value) -> str:
     return str(value)
 
 
+# How a record's evidence text joins its `label: value` facts on one line; the answerer reads the line apart by it.
+VALUE_SEPARATOR = " · "
+
+
 def values_text(values: dict) -> str:
-    return " · ".join(f"{key}: {_value_text(value)}" for key, value in values.items())
+    return VALUE_SEPARATOR.join(f"{key}: {_value_text(value)}" for key, value in values.items())
 
 
 def record_search_refresh(record: VendorRecord) -> None:

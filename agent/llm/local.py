@@ -56,6 +56,7 @@ from agent.llm.prompts import (
 )
 from agent.verification.other_vendors import about_masked_clauses
 from agent.verification.sentences import split_sentences
+from vendors.records import VALUE_SEPARATOR
 
 MODEL_NAME = "local-extractive"
 SEARCH_TOOL_PREFIX = "search_"
@@ -72,7 +73,6 @@ _URL_RE = re.compile(r"^(?:https?://|www\.)\S+$")
 # What the tools add around evidence (agent/tools): no results, refusals, errors, masking notes.
 _BOILERPLATE_PREFIXES = (SYSTEM_CONFIRMATION_TAG, "[도구 거부]", "[도구 오류]", "검색 결과가 없습니다")
 _PARENTHESISED_RE = re.compile(r"^\(.*\)$")
-_VALUE_SEPARATOR = " · "
 _PASSAGE_BREAK_RE = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END_RE = re.compile(r"(다|요|죠|니다|음|함|임)[.!…]?$|[.!…]$")
 _MIN_SENTENCE_CHARS = 4
@@ -284,7 +284,7 @@ def _answer_one(
         if month_figure_asked(question):
             # "9월 정산 금액", "8월분 매입": one month's figure is stated only about that month (in the statement or its
             # record's title); a rule naming no month ("입고 금액의 2.5%가 정산에서 차감") is no month's figure.
-            statements = [s for s in statements if months_named(s.text) | months_named(s.context)]
+            statements = [s for s in statements if _months_of(s)]
     # A number a follow-up adds (`그럼 1/2면 광고비는요?`) is what it asks about: when the evidence names it, a
     # statement about the topic without it answers the question before. So is a size or a share any question names
     # (`전단 1/2면 광고비`, `멸치 1.5kg`): a statement naming another (1/4면) is about another item.
@@ -901,9 +901,14 @@ _MODEL_RE = re.compile(r"([A-Za-z]{1,3})\d{2,4}")
 _SAME_DIMENSION = {unit: group for group in (("g", "kg"), ("ml", "l"), ("mm", "cm", "m")) for unit in group}
 
 
+def _months_of(statement: Statement) -> frozenset[int]:
+    """The months the statement names as its period, in itself or its context (a record's title, a section path)."""
+    return months_named(statement.text) | months_named(statement.context)
+
+
 def _about_other_months(statement: Statement, months: frozenset[int]) -> bool:
-    """The statement (with its context: a record's title, a section path) names a period, and none of `months`."""
-    named = months_named(statement.text) | months_named(statement.context)
+    """The statement names a period, and none of `months`."""
+    named = _months_of(statement)
     return bool(named) and not named & months
 
 
@@ -998,8 +1003,8 @@ def evidence_statements(tool_results: list[str], *, counterpart_names: tuple[str
                 elif line.startswith("[") and not _SENTENCE_END_RE.search(line):
                     context = f"{context} {line}".strip()  # a record's heading "[계약 조건] 2026년 거래 조건"
                     continue
-                elif _VALUE_SEPARATOR in line or (labelled and label not in _ANSWER_LABELS):
-                    texts, line_context, facts = line.split(_VALUE_SEPARATOR), context, True
+                elif VALUE_SEPARATOR in line or (labelled and label not in _ANSWER_LABELS):
+                    texts, line_context, facts = line.split(VALUE_SEPARATOR), context, True
                 else:
                     texts, line_context, facts = [line], context, False
                 for piece in texts:

@@ -259,7 +259,8 @@ def verify_draft(
     )
 
 
-# How a record's values line joins its `label: value` facts (the records search writes it so).
+# How a record's values line joins its `label: value` facts: `vendors.records.VALUE_SEPARATOR`, written out here
+# because this package reads only text and imports no app.
 _RECORD_VALUE_SEPARATOR = " · "
 
 
