@@ -57,6 +57,7 @@ class FaqSearchTrace:
     dense_threshold: float = 0.0
     relaxed_threshold: float = 0.0
     dense_hits: int = 0
+    passage_hits: int = 0
     relaxed_retry: bool = False
     relaxed_hits: int = 0
     sparse_hits: int = 0
@@ -83,7 +84,7 @@ class _Candidate:
     answer: str
     category: str
     url: str
-    stage: str  # "dense" | "relaxed" | "sparse" | "keyword" | "named"
+    stage: str  # "dense" | "passage" | "relaxed" | "sparse" | "keyword" | "named"
     dense_score: float | None = None
     question_vector: list | None = None
     passage_vector: list | None = None
@@ -150,21 +151,28 @@ def faq_search_traced(query: str, *, limit: int | None = None) -> tuple[list[Evi
 
 
 def _vector_candidates(query, embedder, thresholds, trace) -> tuple:
-    """Sync, embed, dense search with one relaxed retry, optional sparse search; fused by reciprocal rank."""
+    """Sync, embed, dense search of the stored questions and of the whole passages with one relaxed retry, optional
+    sparse search; fused by reciprocal rank. The passage search finds an entry whose answer, not its question, holds
+    what is asked ("재고 숫자는 얼마 간격으로 반영" → "재고 현황을 볼 수 있나요? … 1시간마다 갱신")."""
     with _timed(trace, "sync"):
         faq_index_sync()
     with _timed(trace, "embed"):
         query_vector = embedder.embed_queries([query])[0]
     with _timed(trace, "dense"):
-        hits = faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=thresholds.search)
-        trace.dense_hits = len(hits)
+        by_question, by_passage = _dense_hits(query_vector, thresholds.search)
+        trace.dense_hits, trace.passage_hits = len(by_question), len(by_passage)
         stage = "dense"
-        if not hits:
+        if not by_question and not by_passage:
             trace.relaxed_retry, stage = True, "relaxed"
-            hits = faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=thresholds.relaxed)
-            trace.relaxed_hits = len(hits)
-    candidates = {hit.payload["faq_id"]: _candidate(hit, stage, dense_score=hit.score) for hit in hits}
-    _fuse(candidates, [hit.payload["faq_id"] for hit in hits])
+            by_question, by_passage = _dense_hits(query_vector, thresholds.relaxed)
+            trace.relaxed_hits = len(by_question) + len(by_passage)
+    candidates = {hit.payload["faq_id"]: _candidate(hit, stage, dense_score=hit.score) for hit in by_question}
+    for hit in by_passage:
+        candidates.setdefault(
+            hit.payload["faq_id"], _candidate(hit, "passage" if stage == "dense" else stage, dense_score=hit.score)
+        )
+    _fuse(candidates, [hit.payload["faq_id"] for hit in by_question])
+    _fuse(candidates, [hit.payload["faq_id"] for hit in by_passage])
 
     if settings.FAQ_HYBRID_SEARCH:
         with _timed(trace, "sparse"):
@@ -177,6 +185,14 @@ def _vector_candidates(query, embedder, thresholds, trace) -> tuple:
     shortlist = sorted(candidates.values(), key=lambda candidate: -candidate.fused)[: settings.FAQ_RERANK_CANDIDATES]
     trace.candidates = len(shortlist)
     return query_vector, shortlist
+
+
+def _dense_hits(query_vector, threshold: float) -> tuple[list, list]:
+    """The nearest stored questions and the nearest whole passages, at or above `threshold`."""
+    return (
+        faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=threshold),
+        faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=threshold, using=PASSAGE),
+    )
 
 
 def _candidate(hit, stage: str, *, dense_score: float | None = None) -> _Candidate:

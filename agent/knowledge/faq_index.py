@@ -358,13 +358,13 @@ def _all_point_ids(client, name) -> set[str]:
             return point_ids
 
 
-def _local_dense_search(vector, *, limit: int, score_threshold: float) -> list:
+def _local_dense_search(vector, *, limit: int, score_threshold: float, using: str = DENSE) -> list:
     return _call(
         lambda client, name: (
             client.query_points(
                 name,
                 query=[float(value) for value in vector],
-                using=DENSE,
+                using=using,
                 limit=limit,
                 score_threshold=score_threshold,
                 with_payload=True,
@@ -427,14 +427,19 @@ def faq_index_sync() -> int:
     return _served("sync", _local_sync)
 
 
-def faq_index_dense_search(vector, *, limit: int, score_threshold: float) -> list:
+def faq_index_dense_search(vector, *, limit: int, score_threshold: float, using: str = DENSE) -> list:
+    """Points nearest `vector` by one named vector: `dense` (the stored question) or `passage` (question and
+    answer), at or above `score_threshold`, best first, with their payload and both dense vectors."""
+    if using not in (DENSE, PASSAGE):
+        raise ValueError(f"unknown dense vector {using!r}")
     vector = [float(value) for value in vector]
     return _served(
         "dense_search",
-        lambda: _local_dense_search(vector, limit=limit, score_threshold=score_threshold),
+        lambda: _local_dense_search(vector, limit=limit, score_threshold=score_threshold, using=using),
         vector=vector,
         limit=limit,
         score_threshold=score_threshold,
+        using=using,
     )
 
 
@@ -596,8 +601,8 @@ def _owner_operations() -> dict:
         ),
         "delete": (lambda point_ids: _local_points_delete(point_ids), same, same),
         "dense_search": (
-            lambda vector, limit, score_threshold: _local_dense_search(
-                vector, limit=limit, score_threshold=score_threshold
+            lambda vector, limit, score_threshold, using=DENSE: _local_dense_search(
+                vector, limit=limit, score_threshold=score_threshold, using=using
             ),
             points_encode,
             _points_decode,

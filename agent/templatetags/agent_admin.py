@@ -39,7 +39,14 @@ STAGE_LABELS = {
     "total": "전체",
 }
 # How the FAQ search found a candidate, and how sure it is (agent.knowledge.faq).
-FAQ_STAGE_LABELS = {"dense": "밀집 검색", "relaxed": "완화 재검색", "sparse": "희소 검색", "keyword": "키워드 검색"}
+FAQ_STAGE_LABELS = {
+    "dense": "밀집 검색",
+    "passage": "답변 포함 밀집 검색",
+    "relaxed": "완화 재검색",
+    "sparse": "희소 검색",
+    "keyword": "키워드 검색",
+    "named": "드문 낱말 검색",
+}
 CONFIDENCE_LABELS = {"high": "높음", "medium": "중간", "low": "낮음"}
 # Reasons the agent writes as codes (a question in a blocked room, attempts used up), read by staff in words.
 _ATTEMPTS_EXHAUSTED = re.compile(

@@ -116,6 +116,22 @@ def test_only_entries_above_the_dense_threshold_are_candidates(add, reranker):
     assert reranker.calls == [["질문: 가까운 질문\n답변: 답변입니다."]]
 
 
+def test_an_entry_whose_answer_holds_what_is_asked_is_found_by_its_passage(add, embedder, reranker):
+    """The stored question is far (0.1) but the whole passage is near (0.8): the passage search brings the entry,
+    once, with the `passage` stage; an entry near by both is one candidate of the `dense` stage."""
+    embedder.cosines[rerank.passage_text("재고 현황을 볼 수 있나요?", "재고 데이터는 1시간마다 갱신됩니다.")] = 0.8
+    embedder.cosines[rerank.passage_text("재고 갱신 주기", "답변입니다.")] = 0.75
+    by_answer = add("재고 현황을 볼 수 있나요?", cosine=0.1, answer="재고 데이터는 1시간마다 갱신됩니다.")
+    by_both = add("재고 갱신 주기", cosine=0.7)
+
+    items, trace = faq_search_traced(QUERY)
+
+    assert trace.dense_hits == 1 and trace.passage_hits == 2 and trace.candidates == 2
+    stages = {item.reference: item.extra["stage"] for item in items}
+    assert stages == {f"faq:{by_answer.pk}": "passage", f"faq:{by_both.pk}": "dense"}
+    assert len(reranker.calls) == 1 and len(reranker.calls[0]) == 2
+
+
 def test_an_empty_first_pass_retries_once_with_the_relaxed_threshold(add, reranker):
     """Nothing at 0.6 → one retry at 0.5, which finds the 0.55 entry; the item records the relaxed stage."""
     entry = add("조금 먼 질문", cosine=0.55)

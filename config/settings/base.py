@@ -244,12 +244,12 @@ FAQ_INDEX_REBUILD_TIMEOUT_SECONDS = env.float("FAQ_INDEX_REBUILD_TIMEOUT_SECONDS
 # FAQ retrieval (seed 001). Dense score thresholds belong to one embedding model, so they are per provider:
 # the OpenAI-compatible defaults are the seed's; the local ones are calibrated on the demo FAQ (docs/knowledge.md).
 FAQ_TOP_K = env.int("FAQ_TOP_K", default=30)
-FAQ_RERANK_CANDIDATES = env.int("FAQ_RERANK_CANDIDATES", default=20)
+FAQ_RERANK_CANDIDATES = env.int("FAQ_RERANK_CANDIDATES", default=40)
 FAQ_TOP_N_FOR_LLM = env.int("FAQ_TOP_N_FOR_LLM", default=5)
 FAQ_SCORE_THRESHOLD_OPENAI = env.float("FAQ_SCORE_THRESHOLD_OPENAI", default=0.55)
 FAQ_RELAXED_SCORE_THRESHOLD_OPENAI = env.float("FAQ_RELAXED_SCORE_THRESHOLD_OPENAI", default=0.50)
-FAQ_SCORE_THRESHOLD_LOCAL = env.float("FAQ_SCORE_THRESHOLD_LOCAL", default=0.40)
-FAQ_RELAXED_SCORE_THRESHOLD_LOCAL = env.float("FAQ_RELAXED_SCORE_THRESHOLD_LOCAL", default=0.35)
+FAQ_SCORE_THRESHOLD_LOCAL = env.float("FAQ_SCORE_THRESHOLD_LOCAL", default=0.30)
+FAQ_RELAXED_SCORE_THRESHOLD_LOCAL = env.float("FAQ_RELAXED_SCORE_THRESHOLD_LOCAL", default=0.25)
 # Reranker confidence (seed: LOW 0.65 / HIGH 0.75) — per reranker, the local one calibrated like the embedder.
 FAQ_LOW_CONFIDENCE_THRESHOLD_HTTP = env.float("FAQ_LOW_CONFIDENCE_THRESHOLD_HTTP", default=0.65)
 FAQ_HIGH_CONFIDENCE_THRESHOLD_HTTP = env.float("FAQ_HIGH_CONFIDENCE_THRESHOLD_HTTP", default=0.75)
