@@ -18,10 +18,10 @@ from agent.services import question_process
 from agent.tests.test_admin_questions import answer_run, change_url, question_in_status
 from conversations.models import Question, Room
 from conversations.question_services import question_dispatch
+from conversations.room_services import room_resolve
 from delivery.tests.factories import StaffUserFactory, active_device
 from monitoring.business_hours import business_seconds_between
 from monitoring.models import Alert, AuditEvent, LivenessMarker
-from vendors.services import room_resolve
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import VendorRecordFactory
 
