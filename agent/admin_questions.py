@@ -73,12 +73,12 @@ from agent.verification.kinds import KINDS, UNKNOWN_KIND
 from agent.verification.sentences import split_sentences
 from config.admin import ReadOnlyAdmin
 from conversations.models import Question, Room
+from conversations.room_services import RoomAssignmentInvalid, room_vendor_assign
 from delivery.models import SendJob
 from delivery.services import SendJobError
 from monitoring.business_hours import business_seconds_between
 from vendors.models import Vendor
 from vendors.resolution import REASON_LABELS
-from vendors.services import RoomAssignmentInvalid, room_vendor_assign
 
 STATISTICS_DAYS = 14
 STATISTICS_MAX_DAYS = 366

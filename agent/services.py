@@ -45,6 +45,8 @@ from config.celery import TRANSIENT_ERRORS
 from conversations.models import Question, Room
 from conversations.question_services import (
     question_blocked_alert_on_commit,
+    question_dispatch,
+    question_dispatch_on_commit,
     question_get_locked,
     question_reopen,
     question_touch,
@@ -71,18 +73,6 @@ LEASE_LAPSED = "lease lapsed: the run's worker stopped renewing it (killed, out 
 
 class QuestionNotActionable(Exception):
     """A staff action that does not fit the question's current state."""
-
-
-def question_dispatch_on_commit(question: Question) -> None:
-    """Hand the question to the agent once the transaction that accepted it has committed."""
-    question_id = question.pk
-
-    def dispatch():
-        from agent.tasks import process_question
-
-        process_question.delay(question_id)
-
-    transaction.on_commit(dispatch)
 
 
 def question_process(question_id: int, *, provider: LlmProvider | None = None) -> AnswerRun | None:
@@ -187,8 +177,6 @@ def question_context(question: Question) -> QuestionContext:
 def questions_sweep(*, now=None) -> dict:
     """Re-dispatch accepted questions whose dispatch was lost; give running questions whose lease lapsed to a new
     run (or fail them when no attempt is left). Bounded batches, compare-and-set: safe to run at any moment."""
-    from agent.tasks import process_question
-
     now = now or timezone.now()
     limit = settings.AGENT_SWEEP_BATCH
     lost = questions_dispatch_lost(
@@ -198,7 +186,7 @@ def questions_sweep(*, now=None) -> dict:
     for question_id in lost:
         # Touch first so the next sweep does not dispatch it again while this dispatch waits in the queue.
         if question_touch(question_id, status=Status.ACCEPTED, now=now):
-            process_question.delay(question_id)
+            question_dispatch(question_id)
             redispatched += 1
     outcomes = [_run_reclaim(question_id, now=now) for question_id in questions_lease_lapsed(now=now, limit=limit)]
     return {

@@ -5,14 +5,16 @@ from celery.exceptions import SoftTimeLimitExceeded
 from agent.knowledge.training import training_job_fail, training_job_run
 from agent.services import RUN_SOFT_TIME_LIMIT_SECONDS, RUN_TIME_LIMIT_SECONDS, question_process, questions_sweep
 from config.celery import task
+from conversations.question_services import PROCESS_QUESTION_TASK
 
 
 # Idempotent (the run claims its question by compare-and-set), so acknowledged late: a message whose worker died
 # is delivered again and finds the question taken over or done. Transient errors are retried; how many runs a
 # question gets is bounded by AGENT_RUN_MAX_ATTEMPTS in the service, which fails it on the last one. The retry
 # bound here is higher so the service decides; if Celery still gives up, the sweep dispatches the question again.
+# Conversations dispatches it by this name (`question_dispatch`), as it cannot import the agent.
 @task(
-    "agent.process_question",
+    PROCESS_QUESTION_TASK,
     queue="agent",
     soft_time_limit=RUN_SOFT_TIME_LIMIT_SECONDS,
     time_limit=RUN_TIME_LIMIT_SECONDS,

@@ -2,11 +2,14 @@
 
 JSON only, beat schedules from the database (see settings). `task(...)` declares each task's name, queue, soft and
 hard time limits, late acknowledgement and retry policy in one place, and runs the retry the same way with and
-without a broker. `TRANSIENT_ERRORS` is the one split between failures worth another attempt and terminal ones.
+without a broker. `task_by_name(name)` finds a task by the name it was declared with, for an app that hands work to
+a higher app without importing it. `TRANSIENT_ERRORS` is the one split between failures worth another attempt and
+terminal ones.
 """
 
 import logging
 import os
+import threading
 
 import redis.exceptions
 from celery import Celery, Task
@@ -41,6 +44,9 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
 RETRY_BACKOFF_SECONDS = 5
 RETRY_BACKOFF_MAX_SECONDS = 60
 DEFAULT_MAX_RETRIES = 3
+
+# Celery's discovery returns at once, having imported nothing, while another thread of the process is in it.
+_TASK_DISCOVERY_LOCK = threading.Lock()
 
 # Queue of each task, filled by `task(...)` and read by `task_route` (Celery's own `queue` task attribute is
 # deprecated in favour of routes).
@@ -112,6 +118,21 @@ def task(
         )
 
     return register
+
+
+def task_by_name(name: str) -> Task:
+    """The task declared as `name`, for a caller below the app that declares it (conversations handing a question to
+    the agent): the caller names the task instead of importing the task module, which imports the higher app.
+
+    Its `delay()` honours `CELERY_TASK_ALWAYS_EAGER` (run here, in-process, without a broker) as a call on the task
+    itself would; `app.send_task` would always go to the broker. A process that has not imported the declaring
+    `tasks` module (a web process, a management command) registers every installed app's tasks first: a task is
+    registered when its module is imported, and workers import them all at start.
+    """
+    if name not in app.tasks:
+        with _TASK_DISCOVERY_LOCK:
+            app.autodiscover_tasks(force=True)
+    return app.tasks[name]
 
 
 def task_route(name, args, kwargs, options, task=None, **extra):

@@ -3,10 +3,19 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from agent.admin_health import health_view
+from conversations.api.views import UploadApi
+from delivery.api.authentication import DeviceTokenAuthentication
+from delivery.api.permissions import IsUploaderDevice
 
 api_v1 = [
     path("", include("delivery.api.urls")),
-    path("", include("conversations.api.urls")),
+    # Conversations' upload view, with delivery's device token and uploader role joined to it here: conversations
+    # sits below delivery and does not import it.
+    path(
+        "uploads",
+        UploadApi.as_view(authentication_classes=[DeviceTokenAuthentication], permission_classes=[IsUploaderDevice]),
+        name="uploads",
+    ),
     path("", include("agent.api.urls")),
 ]
 

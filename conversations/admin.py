@@ -6,9 +6,9 @@ from django.utils.html import format_html, format_html_join
 
 from config.admin import ReadOnlyAdmin
 from conversations.models import Message, QuarantinedMessage, Question, Room, UploadBatch
+from conversations.room_services import rooms_re_resolve
 from conversations.services import room_kind_set
 from conversations.storable import storable_json
-from vendors.admin_actions import rooms_re_resolve
 from vendors.resolution import REASON_LABELS
 
 
@@ -68,7 +68,23 @@ class RoomAdmin(ReadOnlyAdmin):
 
     @admin.action(description="벤더 다시 매칭")
     def re_resolve(self, request, queryset):
-        rooms_re_resolve(self, request, queryset)
+        """Resolve each selected room again with the current vendors and report the outcome counts."""
+        done = rooms_re_resolve(rooms=queryset.order_by("pk"), actor=request.user)
+        matched = done.statuses[Room.ResolutionStatus.MATCHED]
+        blocked = done.statuses[Room.ResolutionStatus.BLOCKED]
+        unresolved = done.statuses[Room.ResolutionStatus.UNRESOLVED]
+        self.message_user(
+            request,
+            f"방 {done.statuses.total()}개를 다시 매칭했습니다: 매칭 {matched}, 차단 {blocked}, 미확정 {unresolved} "
+            f"(결과가 바뀐 방 {done.changed}개).",
+            messages.SUCCESS,
+        )
+        if blocked or unresolved:
+            self.message_user(
+                request,
+                f"답변하지 않는 방이 {blocked + unresolved}개 있습니다. 방 이름의 (코드)나 벤더 별칭을 확인하세요.",
+                messages.WARNING,
+            )
 
     @admin.action(description="내부(직원 전용) 방으로 지정")
     def mark_internal(self, request, queryset):

@@ -12,11 +12,18 @@ audit row (`question.<status>`) in the same transaction. The liveness markers ar
 marker when an accepted question is created, the *result* marker when a question reaches a terminal status — so
 each is written once per question (a reopened question gets a fresh *accepted* marker and loses its *result* one,
 so the liveness monitor watches the new attempt). Nothing else writes `Question.status`.
+
+An accepted question is handed to the agent by the name of the agent's task (`PROCESS_QUESTION_TASK`), so that
+conversations, below the agent, does not import it; every dispatch, the agent's own included, goes through
+`question_dispatch` / `question_dispatch_on_commit`.
 """
+
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
 
+from config.celery import task_by_name
 from conversations.models import Question
 from conversations.selectors import question_reason_label
 from monitoring.models import Alert, AuditEvent, LivenessMarker
@@ -39,6 +46,8 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     Status.FAILED: frozenset(),
 }
 INITIAL_STATUSES = (Status.ACCEPTED, Status.BLOCKED)
+# The agent's task that answers an accepted question; `agent.tasks` declares it with this name.
+PROCESS_QUESTION_TASK = "agent.process_question"
 REASON_MAX_LENGTH = Question._meta.get_field("outcome_reason").max_length
 
 
@@ -77,6 +86,17 @@ def question_create(*, message, room, vendor, text: str, status: str = Status.AC
             marker_result_write(question=question, outcome=status)
             question_blocked_alert_on_commit(question)
     return question
+
+
+def question_dispatch(question_id: int) -> None:
+    """Hand an accepted question to the agent now: queued on the broker, or answered here when tasks run in-process
+    (no broker: `make demo`, the tests)."""
+    task_by_name(PROCESS_QUESTION_TASK).delay(question_id)
+
+
+def question_dispatch_on_commit(question: Question) -> None:
+    """Hand the question to the agent once the transaction that accepted it has committed."""
+    transaction.on_commit(partial(question_dispatch, question.pk))
 
 
 def question_blocked_alert_on_commit(question: Question) -> None:

@@ -10,13 +10,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agent.services import question_dispatch_on_commit
 from conversations.models import Message, QuarantinedMessage, Question, Room, UploadBatch
-from conversations.question_services import question_create
+from conversations.question_services import question_create, question_dispatch_on_commit
 from conversations.resend import KeyOccurrences, first_occurrences_resent, resend_key_hash, resend_owner
+from conversations.room_services import room_resolve
 from conversations.storable import is_storable, storable_clean, storable_escape, storable_json
 from monitoring.services import audit_record
-from vendors.services import room_resolve
 
 Reason = QuarantinedMessage.Reason
 

@@ -1,9 +1,18 @@
-"""Writes of the monitoring app: audit rows and liveness markers. Callers run these inside their transaction."""
+"""Writes of the monitoring app: audit rows, liveness markers and alerts. Callers run these inside their transaction.
+
+Every app writes these, so this module sits below all of them and imports none; a raised alert reaches the
+webhook through the task named `NOTIFY_ALERTS_TASK`, dispatched by name because `monitoring.tasks` also runs the
+monitor, which reads every app.
+"""
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config.celery import task_by_name
 from monitoring.models import Alert, AuditEvent, LivenessMarker
+
+# The webhook delivery task; `monitoring.tasks` declares it with this name.
+NOTIFY_ALERTS_TASK = "monitoring.notify_alerts"
 
 
 def audit_record(*, actor_kind: str, actor_id: str | int | None, action: str, target, data: dict | None = None):
@@ -71,6 +80,4 @@ def alert_acknowledge(*, alert: Alert, actor) -> bool:
 
 
 def _notify_alerts_soon():
-    from monitoring.tasks import notify_alerts  # the task module imports the monitor, which imports this one
-
-    notify_alerts.delay()
+    task_by_name(NOTIFY_ALERTS_TASK).delay()

@@ -2,6 +2,7 @@
 
 from config.celery import task
 from monitoring.monitor import monitor_run
+from monitoring.services import NOTIFY_ALERTS_TASK
 from monitoring.webhook import alerts_notify
 
 
@@ -11,6 +12,6 @@ def run_monitor() -> dict:
     return {"business_time": report.business_time, "raised": report.raised, "closed": report.closed}
 
 
-@task("monitoring.notify_alerts", queue="monitoring", soft_time_limit=50, time_limit=60)
+@task(NOTIFY_ALERTS_TASK, queue="monitoring", soft_time_limit=50, time_limit=60)
 def notify_alerts() -> dict:
     return alerts_notify()

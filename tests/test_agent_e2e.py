@@ -2,7 +2,8 @@
 the edge sender delivers and counts it in the simulated client DB → result marker → the monitor stays silent.
 
 The worker is a real Celery worker (celery.contrib.testing) consuming from the real Redis broker in a thread of
-this process, so the scripted model can be installed for it with `provider_override`.
+this process, so the scripted model can be installed for it with `provider_override`. Without a broker (`make
+demo`) the same upload is answered in-process, on the commit of the upload's transaction.
 """
 
 import json
@@ -75,28 +76,8 @@ def test_tagged_question_to_delivered_verified_answer(live_server, knowledge_sto
             {"content": CORRECT},
         ]
     )
-    asked_at = datetime.now(tz=KST) - timedelta(minutes=1)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {uploader_token}")
     with provider_override(model):
-        response = client.post(
-            "/api/v1/uploads",
-            {
-                "batch_id": "e2e-1",
-                "messages": [
-                    {
-                        "room_key": ROOM_KEY,
-                        "room_name": ROOM_NAME,
-                        "sender_name": "김대리",
-                        "sent_by_me": False,
-                        "text": "@봇 참기름 단가 얼마예요?",
-                        "sent_at": asked_at.isoformat(),
-                        "unread_count": 1,
-                    }
-                ],
-            },
-            format="json",
-        )
+        response = upload_tagged_question(uploader_token, "e2e-1")
         assert response.status_code == 200 and response.json()["questions"] == 1
         question = Question.objects.get()
         assert wait_for(lambda: Question.objects.get(pk=question.pk).status not in ("accepted", "running"))
@@ -139,6 +120,43 @@ def test_tagged_question_to_delivered_verified_answer(live_server, knowledge_sto
     assert simulator_texts(client_db) == [CORRECT]
     assert question.markers.get(kind=LivenessMarker.Kind.RESULT).outcome == "answered"
     assert monitor_run().raised == []
+
+
+def upload_tagged_question(token: str, batch_id: str):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    message = {
+        "room_key": ROOM_KEY,
+        "room_name": ROOM_NAME,
+        "sender_name": "김대리",
+        "sent_by_me": False,
+        "text": "@봇 참기름 단가 얼마예요?",
+        "sent_at": (datetime.now(tz=KST) - timedelta(minutes=1)).isoformat(),
+        "unread_count": 1,
+    }
+    return client.post("/api/v1/uploads", {"batch_id": batch_id, "messages": [message]}, format="json")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_the_upload_is_answered_in_process(knowledge_stores, settings):
+    """Tasks run in the caller (`CELERY_TASK_ALWAYS_EAGER`, as in `make demo`): the question conversations accepted
+    is answered by the agent's task, dispatched by name on commit, before the upload's response is sent."""
+    assert settings.CELERY_TASK_ALWAYS_EAGER and celery_app.conf.task_always_eager
+    vendor = VendorFactory(code="1001", name="대한물산", aliases=[])
+    ProductFactory(vendor=vendor, brand=BrandFactory(name="한빛식품"), name="한빛식품 참기름 1L", unit_price=15000)
+    _, uploader_token = active_device(role="uploader", name="1층 PC")
+    model = ScriptedProvider(
+        [{"tool_calls": [{"name": "search_records", "arguments": {"query": "참기름 단가"}}]}, {"content": CORRECT}]
+    )
+
+    with provider_override(model):
+        response = upload_tagged_question(uploader_token, "eager-1")
+
+    assert response.status_code == 200 and response.json()["questions"] == 1
+    question = Question.objects.get()
+    assert question.status == Question.Status.ANSWERED
+    assert AnswerRun.objects.get(question=question).outcome == Question.Status.ANSWERED
+    assert SendJob.objects.get(question=question).items.get().text == CORRECT
 
 
 def simulator_texts(client_db) -> list[str]:

@@ -1,14 +1,22 @@
 """Every task is declared with the one decorator: explicit name, queue, time limits; transient errors retried with
-a bound, terminal ones never; without a broker the retry runs in the caller instead of raising `Retry` at it."""
+a bound, terminal ones never; without a broker the retry runs in the caller instead of raising `Retry` at it. A
+lower app finds a higher app's task by its name, in any process."""
+
+import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
+from django.conf import settings
 from django.db import IntegrityError, OperationalError
 
 import agent.tasks
 import delivery.tasks
 import monitoring.tasks
 from agent.llm.base import LlmPermanentError, LlmTransientError
-from config.celery import TASK_QUEUES, AppTask, app, is_transient, task
+from config.celery import TASK_QUEUES, AppTask, app, is_transient, task, task_by_name
+from conversations.question_services import PROCESS_QUESTION_TASK
 
 APP_TASKS = {
     "agent.process_question": "agent",
@@ -60,6 +68,48 @@ def test_every_task_of_the_apps_is_declared_with_the_decorator():
         "agent.process_question",
         "agent.training_job_run",
     ]
+
+
+def test_conversations_names_the_task_the_agent_declares():
+    assert task_by_name(PROCESS_QUESTION_TASK).run is agent.tasks.process_question.run
+
+
+def test_a_task_is_found_by_name_in_a_process_that_never_imported_its_module():
+    """A web process has not imported `agent.tasks` when it accepts its first questions, perhaps in several threads
+    at once (runserver's); dispatching by name must still find the task in each (conversations cannot import the
+    agent to make sure it is registered). Celery's discovery is slowed down so that the threads meet in it."""
+    code = textwrap.dedent(
+        """
+        import sys, threading, time, django
+        django.setup()
+        import celery.loaders.base as loaders
+        from config.celery import task_by_name
+        from conversations.question_services import PROCESS_QUESTION_TASK
+        assert "agent.tasks" not in sys.modules
+        find_related_module = loaders.find_related_module
+        loaders.find_related_module = lambda *args: time.sleep(0.02) or find_related_module(*args)
+        barrier, found = threading.Barrier(8), []
+        def look_up():
+            barrier.wait()
+            found.append(task_by_name(PROCESS_QUESTION_TASK).run.__module__)
+        threads = [threading.Thread(target=look_up) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(len(found), *sorted(set(found)))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=settings.BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "8 agent.tasks", result.stderr
 
 
 def test_a_transient_error_is_retried_in_the_caller_without_a_broker():

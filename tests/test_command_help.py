@@ -7,7 +7,7 @@ import re
 import pytest
 from django.core.management import get_commands, load_command_class
 
-PROJECT_APPS = {"agent", "conversations", "delivery", "monitoring", "vendors"}
+PROJECT_APPS = {"agent", "conversations", "delivery", "monitoring", "vendors", "demo"}
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 COMMANDS = sorted((app, name) for name, app in get_commands().items() if app.split(".")[-1] in PROJECT_APPS)
 

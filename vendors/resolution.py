@@ -1,7 +1,7 @@
 """Counterpart resolution: which vendor a KakaoTalk room name points at (PRODUCT.md 3.1, issue 2 section 4).
 
-Pure: no database, no settings. The callers (vendors.selectors / vendors.services) build a `VendorIndex` from
-the active vendors and pass the configured threshold and candidate limit.
+Pure: no database, no settings. `vendors.selectors` builds a `VendorIndex` from the active vendors and passes the
+configured threshold and candidate limit; `conversations.room_services` stores the outcome on the room.
 
 Rules, exactly:
 - Both sides are normalised (`normalize_name`): `가온 상사`, `가온-상사`, `ㄱㅏ온상사` and `가온\u200b상사` are

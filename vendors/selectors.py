@@ -23,6 +23,10 @@ def vendor_get_by_code(code: str) -> Vendor | None:
     return Vendor.objects.filter(code=code).first()
 
 
+def vendor_get_active_by_code(code: str) -> Vendor | None:
+    return Vendor.objects.filter(code=code, is_active=True).first()
+
+
 def vendor_names_revision() -> str:
     """A cheap token that changes whenever any vendor's name, aliases or active flag may have changed.
 

@@ -17,10 +17,11 @@ from agent.models import AttentionItem
 from agent.services import question_process
 from agent.tests.test_admin_questions import answer_run, change_url, question_in_status
 from conversations.models import Question, Room
+from conversations.question_services import question_dispatch
+from conversations.room_services import room_resolve
 from delivery.tests.factories import StaffUserFactory, active_device
 from monitoring.business_hours import business_seconds_between
 from monitoring.models import Alert, AuditEvent, LivenessMarker
-from vendors.services import room_resolve
 from vendors.tests.factories import VendorFactory
 from vendors.tests.factories_records import VendorRecordFactory
 
@@ -116,7 +117,7 @@ def test_staff_assign_the_room_from_its_candidates_and_the_question_is_answered(
         response = admin_client.post(assign_url(question), {"vendor_code": "1234", "reanswer": [question.pk]})
     assert response.status_code == 302 and response.url == change_url(question)
     for callback in callbacks:
-        if getattr(callback, "__name__", "") == "dispatch":
+        if getattr(callback, "func", None) is question_dispatch:
             dispatched.append(callback)
         else:
             callback()

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "agent",
     "delivery",
     "monitoring",
+    "demo",
 ]
 
 MIDDLEWARE = [

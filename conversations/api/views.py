@@ -3,7 +3,7 @@ import json
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from pydantic import TypeAdapter, ValidationError
-from rest_framework import status
+from rest_framework import permissions, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -26,16 +26,28 @@ from conversations.services import (
     upload_batch_ingest,
     uploaded_message_prepare,
 )
-from delivery.api.authentication import DeviceTokenAuthentication
-from delivery.api.permissions import IsUploaderDevice
 
 Reason = QuarantinedMessage.Reason
 _MESSAGE_LIST = TypeAdapter(list[UploadMessage])
 
 
+class UploadRefused(permissions.BasePermission):
+    """Refuses every request: who may upload is delivery's to say (device tokens, the uploader role)."""
+
+    def has_permission(self, request, view):
+        return False
+
+
 class UploadApi(APIView):
-    authentication_classes = [DeviceTokenAuthentication]
-    permission_classes = [IsUploaderDevice]
+    """The upload of an uploader device (`request.user` is the device).
+
+    Devices and their tokens belong to delivery, above conversations, so the URL configuration mounts this view
+    with delivery's authentication and uploader permission (`config/urls.py`). Mounted without them it accepts
+    nothing.
+    """
+
+    authentication_classes = []
+    permission_classes = [UploadRefused]
     throttle_classes = [DeviceUploadRateThrottle]
 
     @extend_schema(

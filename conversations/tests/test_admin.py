@@ -1,9 +1,14 @@
 """Staff admin for rooms, messages, batches and questions: read-only records, actions through services."""
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.contrib.messages import get_messages
+from django.contrib.messages.storage.cookie import CookieStorage
+from django.test import RequestFactory
 from django.urls import reverse
 
+from conversations.admin import RoomAdmin
 from conversations.models import Room
 from conversations.tests.factories import MessageFactory, QuestionFactory, RoomFactory
 from monitoring.models import AuditEvent
@@ -42,6 +47,28 @@ def test_re_resolve_action_matches_a_room_after_the_vendor_appears(staff_client)
     room.refresh_from_db()
     assert room.resolution_status == Room.ResolutionStatus.MATCHED
     assert room.vendor.code == "4321"
+
+
+@pytest.mark.django_db
+def test_re_resolve_action_resolves_each_room_and_reports_counts(admin_user):
+    """The action re-resolves every selected room as the staff user and reports matched/blocked/unresolved."""
+    VendorFactory(code="1001", name="대한물산")
+    VendorFactory(code="1234", name="가온상사")
+    Room.objects.create(stable_key="a", name="(1001) 대한물산")
+    Room.objects.create(stable_key="b", name="(1234) 대한물산")
+    Room.objects.create(stable_key="c", name="나래상사")
+    request = RequestFactory().post("/admin/conversations/room/")
+    request.user = admin_user
+    request._messages = CookieStorage(request)
+
+    RoomAdmin(Room, admin.site).re_resolve(request, Room.objects.all())
+
+    statuses = dict(Room.objects.values_list("stable_key", "resolution_status"))
+    assert statuses == {"a": "matched", "b": "blocked", "c": "unresolved"}
+    assert AuditEvent.objects.filter(action="room.resolve", actor_kind="staff").count() == 3
+    texts = [str(m) for m in get_messages(request)]
+    assert texts[0] == "방 3개를 다시 매칭했습니다: 매칭 1, 차단 1, 미확정 1 (결과가 바뀐 방 3개)."
+    assert "답변하지 않는 방이 2개" in texts[1]
 
 
 @pytest.mark.django_db

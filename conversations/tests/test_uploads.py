@@ -7,8 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import connection
-from rest_framework.test import APIClient
+from rest_framework.test import APIClient, APIRequestFactory
 
+from conversations.api.views import UploadApi
 from conversations.models import Message, Question, Room, UploadBatch
 from delivery.tests.factories import active_device
 from monitoring.models import LivenessMarker
@@ -269,6 +270,18 @@ def test_response_counts_add_up(uploader, vendor):
     assert body["stored"] + body["dropped_resends"] + body["duplicates"] == 4
     assert (body["stored"], body["dropped_resends"], body["duplicates"], body["questions"]) == (2, 1, 1, 1)
     assert json.loads(json.dumps(body)) == body
+
+
+@pytest.mark.django_db
+def test_the_view_mounted_without_the_device_checks_refuses_every_upload(vendor):
+    """`config/urls.py` mounts the view with delivery's device token and uploader role; on its own the view stores
+    nothing, even for an uploader's valid token."""
+    _, token = active_device(role="uploader")
+    request = APIRequestFactory().post(
+        URL, {"batch_id": "b-1", "messages": [message()]}, format="json", HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
+    assert UploadApi.as_view()(request).status_code == 403
+    assert not UploadBatch.objects.exists()
 
 
 def test_the_openapi_schema_documents_the_upload_body(client, db):

@@ -15,7 +15,7 @@ from delivery.tests.factories import active_device
 from monitoring.business_hours import is_business_time
 from monitoring.models import Alert, LivenessMarker
 from monitoring.monitor import monitor_run
-from monitoring.services import marker_accepted_write, marker_result_write
+from monitoring.services import alert_raise, marker_accepted_write, marker_result_write
 from monitoring.webhook import alerts_notify
 
 KST = ZoneInfo("Asia/Seoul")
@@ -190,6 +190,17 @@ def test_webhook_down_keeps_the_alert_and_retries(webhook):
     assert webhook.received[0]["alert"]["kind"] == "question_stalled"
     assert "결과가 없습니다" in webhook.received[0]["text"]
     assert alerts_notify() == {"delivered": 0, "failed": 0}
+
+
+@pytest.mark.django_db
+def test_a_raised_alert_is_posted_after_the_commit(webhook, django_capture_on_commit_callbacks):
+    """Raising an alert dispatches the webhook task (by its name: the services sit below the task module) once the
+    transaction commits; in-process here, as without a broker."""
+    with django_capture_on_commit_callbacks(execute=True):
+        alert, created = alert_raise(kind=Alert.Kind.DEVICE_SILENT, key="device:1", message="기기 응답 없음")
+    alert.refresh_from_db()
+    assert created and alert.notified_at is not None
+    assert [posted["alert"]["id"] for posted in webhook.received] == [alert.pk]
 
 
 @pytest.mark.django_db

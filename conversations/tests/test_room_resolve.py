@@ -3,8 +3,9 @@
 import pytest
 
 from conversations.models import Room
+from conversations.room_services import room_resolve
 from monitoring.models import AuditEvent
-from vendors.services import room_resolve, vendor_upsert
+from vendors.services import vendor_upsert
 from vendors.tests.factories import VendorFactory
 
 pytestmark = pytest.mark.django_db
