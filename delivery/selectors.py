@@ -31,6 +31,11 @@ def send_jobs_for_question(*, question) -> QuerySet[SendJob]:
     return SendJob.objects.filter(question=question).order_by("pk")
 
 
+def send_job_sent(*, idempotency_key: str) -> bool:
+    """Whether the job under `idempotency_key` exists and was sent."""
+    return SendJob.objects.filter(idempotency_key=idempotency_key, state=SendJob.State.SENT).exists()
+
+
 def send_job_history(*, job: SendJob) -> QuerySet[AuditEvent]:
     """The job's audit rows (`send_job.<state>` transitions), oldest first."""
     return AuditEvent.objects.filter(target_type=SendJob._meta.label_lower, target_id=str(job.pk)).order_by(

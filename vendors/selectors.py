@@ -307,6 +307,21 @@ def vendor_rows_match_similar(
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# One record
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def vendor_record_current_get(*, vendor, record_id: int) -> VendorRecord | None:
+    """`vendor`'s current record `record_id`, or None: another vendor's record is answered like a missing one."""
+    return VendorRecord.objects.current().filter(pk=record_id, vendor=vendor).first()
+
+
+def vendor_record_get(record_id: int) -> VendorRecord:
+    """The record `record_id`; raises VendorRecord.DoesNotExist."""
+    return VendorRecord.objects.get(pk=record_id)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Company-wide figures: what the agent's company tools read across every vendor
 # ---------------------------------------------------------------------------------------------------------------
 
