@@ -1,11 +1,12 @@
 """Reads of the vendors app: vendor lookups, the names revision other caches key on, the resolution index, the
-brand names of the catalogue, the SQL passes of the records search (`vendor_rows_match`; the agent's
-`agent.knowledge.records` decides what to search for and turns the rows into evidence), and the company-wide
-figures of the agent's company tools (`agent.tools.company` turns them into tables)."""
+brand names of the catalogue, the names and table revisions other apps build their name caches from, the SQL
+passes of the records search (`vendor_rows_match`; the agent's `agent.knowledge.records` decides what to search for
+and turns the rows into evidence), and the company-wide figures of the agent's company tools (`agent.tools.company`
+turns them into tables)."""
 
 import datetime
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -142,6 +143,62 @@ def brand_names_of_other_vendors(vendor) -> list[str]:
         names.append(name)
         names.extend(aliases)
     return names
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every name, and table revisions: what other apps build their name caches from (the agent's masker, the
+# knowledge hub's lexicon, the catalogue's terms)
+# ---------------------------------------------------------------------------------------------------------------
+
+TableRevision = tuple[int, datetime.datetime | None]
+
+
+def _table_revision(model) -> TableRevision:
+    row = model.objects.aggregate(count=Count("pk"), latest=Max("updated_at"))
+    return row["count"], row["latest"]
+
+
+def vendor_table_revision() -> TableRevision:
+    """(count, latest `updated_at`) of the vendors: moves when one is added, saved or deleted. One aggregate query,
+    without the write generation `vendor_names_revision` reads from the shared cache."""
+    return _table_revision(Vendor)
+
+
+def brand_table_revision() -> TableRevision:
+    """(count, latest `updated_at`) of the brands."""
+    return _table_revision(Brand)
+
+
+def product_table_revision() -> TableRevision:
+    """(count, latest `updated_at`) of the products, retired ones included (retiring one saves it)."""
+    return _table_revision(Product)
+
+
+def vendor_name_rows() -> list[tuple[int, str, list[str]]]:
+    """(id, name, aliases) of every vendor, inactive ones included, by code."""
+    return list(Vendor.objects.values_list("pk", "name", "aliases"))
+
+
+def brand_name_rows() -> list[tuple[int, str, list[str]]]:
+    """(id, name, aliases) of every brand, by name."""
+    return list(Brand.objects.values_list("pk", "name", "aliases"))
+
+
+def brand_carriers() -> dict[int, set[int]]:
+    """The ids of the vendors whose current products carry each brand, by brand id (a brand no current product
+    carries is not a key)."""
+    carriers: dict[int, set[int]] = {}
+    for brand_id, vendor_id in (
+        Product.objects.current().filter(brand__isnull=False).values_list("brand_id", "vendor_id").distinct()
+    ):
+        carriers.setdefault(brand_id, set()).add(vendor_id)
+    return carriers
+
+
+def product_names() -> Iterator[str]:
+    """Every product name (retired products' too) once, in no particular order, streamed from the database."""
+    # Unordered: the model's ordering would join the vendors and make DISTINCT run over (name, code, SKU).
+    return Product.objects.order_by().values_list("name", flat=True).distinct().iterator()
 
 
 # ---------------------------------------------------------------------------------------------------------------
