@@ -36,6 +36,11 @@ def send_job_sent(*, idempotency_key: str) -> bool:
     return SendJob.objects.filter(idempotency_key=idempotency_key, state=SendJob.State.SENT).exists()
 
 
+def send_jobs_unsent_count() -> int:
+    """How many jobs are not (yet) delivered: waiting, on their way, failed or of unknown state."""
+    return SendJob.objects.exclude(state=SendJob.State.SENT).count()
+
+
 def send_job_history(*, job: SendJob) -> QuerySet[AuditEvent]:
     """The job's audit rows (`send_job.<state>` transitions), oldest first."""
     return AuditEvent.objects.filter(target_type=SendJob._meta.label_lower, target_id=str(job.pk)).order_by(

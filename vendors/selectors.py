@@ -65,6 +65,11 @@ def vendor_ids_by_alias(term: str) -> list[int]:
     ]
 
 
+def vendor_id_names(vendor_ids, *, limit: int) -> list[tuple[int, str]]:
+    """(id, name) of the vendors among `vendor_ids` (ids, or a subquery of them), by name, at most `limit`."""
+    return list(Vendor.objects.filter(pk__in=vendor_ids).order_by("name").values_list("pk", "name")[:limit])
+
+
 @dataclass(frozen=True)
 class _CachedIndex:
     revision: str

@@ -4,7 +4,7 @@ import pytest
 
 from conversations.tests.factories import RoomFactory
 from delivery.models import SendJob
-from delivery.selectors import send_job_sent
+from delivery.selectors import send_job_sent, send_jobs_unsent_count
 from delivery.services import send_request_submit
 from delivery.tests.factories import StaffUserFactory
 
@@ -36,3 +36,12 @@ def test_send_job_sent_only_for_the_sent_job_under_the_key(submit):
     assert send_job_sent(idempotency_key="sent") is True
     assert [send_job_sent(idempotency_key=key) for key in (State.QUEUED, State.FAILED, State.UNKNOWN)] == [False] * 3
     assert send_job_sent(idempotency_key="no-such-key") is False
+
+
+def test_send_jobs_unsent_count_counts_every_job_not_sent(submit):
+    submit("sent", State.SENT)
+    submit("sent too", State.SENT)
+    for state in (State.QUEUED, State.FAILED, State.UNKNOWN):
+        submit(state, state)
+
+    assert send_jobs_unsent_count() == 3

@@ -1,17 +1,18 @@
-"""Reads of the vendors app other apps call: one record, looked up for its vendor or by id; every name, and the
-table revisions the name caches of other apps are rebuilt on."""
+"""Reads of the vendors app other apps call: vendors by id, one record looked up for its vendor or by id; every
+name, and the table revisions the name caches of other apps are rebuilt on."""
 
 import datetime
 
 import pytest
 
-from vendors.models import VendorRecord
+from vendors.models import Vendor, VendorRecord
 from vendors.selectors import (
     brand_carriers,
     brand_name_rows,
     brand_table_revision,
     product_names,
     product_table_revision,
+    vendor_id_names,
     vendor_name_rows,
     vendor_record_current_get,
     vendor_record_get,
@@ -23,6 +24,23 @@ from vendors.tests.factories_records import BrandFactory, ProductFactory, Vendor
 pytestmark = pytest.mark.django_db
 
 RETIRED = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
+
+
+def test_vendor_id_names_reads_the_vendors_asked_for_by_name_up_to_the_limit():
+    """Ids as a list or as a subquery; by name, not by code."""
+    ga = VendorFactory(code="1003", name="가온상사")
+    na = VendorFactory(code="1001", name="나래유통")
+    da = VendorFactory(code="1002", name="다온식품", is_active=False)
+    VendorFactory(code="1004", name="라온물산")
+
+    assert vendor_id_names([da.pk, na.pk, ga.pk], limit=10) == [
+        (ga.pk, "가온상사"),
+        (na.pk, "나래유통"),
+        (da.pk, "다온식품"),
+    ]
+    assert vendor_id_names([da.pk, na.pk, ga.pk], limit=2) == [(ga.pk, "가온상사"), (na.pk, "나래유통")]
+    inactive = Vendor.objects.filter(is_active=False).values("pk")
+    assert vendor_id_names(inactive, limit=10) == [(da.pk, "다온식품")]
 
 
 def test_vendor_record_current_get_finds_only_the_vendors_own_current_record():
