@@ -129,16 +129,20 @@ class World:
 def hostile_world_create() -> World:
     """Vendors, rooms, brands, products, records, FAQ entries and hub documents of the suite's own world.
 
-    For a throwaway database (a test, or the report command's test database): it writes rows directly."""
+    For a throwaway database (a test, or the report command's test database). Vendors, brands, products and
+    records are created by the vendors services, which validate, index and audit them (a new brand, product or
+    record is handed to its service unsaved); rooms directly, since no conversations service creates one."""
     from agent.knowledge.faq_services import faq_entry_create
     from agent.knowledge.hub import hub_document_ingest
-    from vendors.models import Brand, Product, Vendor, VendorRecord
-    from vendors.records import product_search_refresh, record_search_refresh
+    from vendors.models import Brand, Product, VendorRecord
+    from vendors.services import brand_save, product_save, vendor_record_save, vendor_upsert
 
     vendors, rooms, contracts = {}, {}, {}
-    brands = {name: Brand.objects.get_or_create(name=name)[0] for name in BRAND_ONE_OFF}
+    brands = {name: Brand() for name in BRAND_ONE_OFF}
+    for name, brand in brands.items():
+        brand_save(brand=brand, name=name, aliases=[])
     for spec in WORLD_VENDORS:
-        vendor = Vendor.objects.create(code=spec.code, name=spec.name, aliases=list(spec.aliases))
+        vendor, _ = vendor_upsert(code=spec.code, name=spec.name, aliases=spec.aliases, actor_id="hostile")
         vendors[spec.code] = vendor
         rooms[spec.code] = Room.objects.create(
             stable_key=f"hostile-{spec.code}",
@@ -148,9 +152,10 @@ def hostile_world_create() -> World:
             vendor=vendor,
         )
         for brand, name, sku, price in spec.products:
-            product = Product(vendor=vendor, brand=brands[brand], name=name, sku=sku, unit_price=price)
-            product_search_refresh(product, brands[brand])
-            product.save()
+            product_save(
+                product=Product(vendor=vendor, sku=sku),
+                fields={"name": name, "brand": brands[brand], "unit_price": price},
+            )
         start, end = spec.promotion_days
         records = [
             (
@@ -178,17 +183,16 @@ def hostile_world_create() -> World:
             ),
         ]
         for kind, title, body, period in records:
-            record = VendorRecord(
-                vendor=vendor,
-                kind=kind,
-                title=f"{spec.name} {title}",
-                body=body,
-                source="hostile",
-                effective_from=period[0] if period else None,
-                effective_to=period[1] if period else None,
-            )
-            record_search_refresh(record)
-            record.save()
+            record = VendorRecord(vendor=vendor)
+            fields = {
+                "kind": kind,
+                "title": f"{spec.name} {title}",
+                "body": body,
+                "source": "hostile",
+                "effective_from": period[0] if period else None,
+                "effective_to": period[1] if period else None,
+            }
+            vendor_record_save(record=record, fields=fields)
             if kind == VendorRecord.Kind.CONTRACT:
                 contracts[spec.code] = record.pk
     for question, answer in FAQ_ENTRIES:

@@ -5,6 +5,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -26,10 +27,14 @@ from agent.models import (
 )
 from agent.verification.kinds import UNKNOWN_KIND
 from conversations.models import Message, Question
-from delivery.models import SendJob
-from delivery.selectors import device_names, send_job_history, send_jobs_for_question
+from delivery.selectors import device_names, send_job_history, send_jobs_for_question, send_jobs_unsent_count
 from monitoring.business_hours import business_seconds_between
-from monitoring.models import Alert, AuditEvent, LivenessMarker
+from monitoring.selectors import alerts_open_count, liveness_markers_for_question
+from vendors.selectors import vendor_id_names
+
+if TYPE_CHECKING:
+    from delivery.models import SendJob
+    from monitoring.models import AuditEvent, LivenessMarker
 
 
 def room_history(*, room, before: Message) -> list[dict]:
@@ -270,10 +275,8 @@ def _attention_reason_filter(queryset: QuerySet[Question], reason: str) -> Query
 
 def attention_vendors() -> list[tuple[int, str]]:
     """The vendors of questions on the attention list (for its filter), by name."""
-    from vendors.models import Vendor
-
     ids = questions_needing_attention().order_by().exclude(vendor__isnull=True).values("vendor_id")
-    return list(Vendor.objects.filter(pk__in=ids).order_by("name").values_list("pk", "name")[:500])
+    return vendor_id_names(ids, limit=500)
 
 
 def staff_counts() -> dict[str, int]:
@@ -281,8 +284,8 @@ def staff_counts() -> dict[str, int]:
     yet acknowledged), and send jobs not (yet) delivered — waiting, on their way, failed or of unknown state."""
     return {
         "attention": attention_queue(AttentionFilters(), user=None).count(),
-        "alerts": Alert.objects.filter(status=Alert.Status.OPEN).count(),
-        "unsent": SendJob.objects.exclude(state=SendJob.State.SENT).count(),
+        "alerts": alerts_open_count(),
+        "unsent": send_jobs_unsent_count(),
     }
 
 
@@ -296,8 +299,8 @@ def answer_run_awaiting_approval(*, question: Question) -> AnswerRun | None:
 
 @dataclass
 class SendJobAudit:
-    job: SendJob
-    history: list[AuditEvent]
+    job: "SendJob"
+    history: list["AuditEvent"]
 
 
 @dataclass
@@ -311,7 +314,7 @@ class QuestionAudit:
     rounds: list[DraftRound]
     tool_calls: list[ToolCallRecord]
     send_jobs: list[SendJobAudit]
-    markers: list[LivenessMarker]
+    markers: list["LivenessMarker"]
     reviews: list[AnswerReview]
     approvable_run: AnswerRun | None
     # Names staff know things by: sender devices (by id, as audit rows name them) and hub workspaces (by slug).
@@ -337,7 +340,7 @@ def question_audit(*, question: Question, run_id: int | None = None) -> Question
         rounds=list(run.rounds.order_by("number")) if run else [],
         tool_calls=list(run.tool_calls.order_by("round", "position")) if run else [],
         send_jobs=send_jobs,
-        markers=list(LivenessMarker.objects.filter(question=question).order_by("created_at", "pk")),
+        markers=list(liveness_markers_for_question(question=question)),
         reviews=list(question.reviews.select_related("actor").order_by("created_at", "pk")),
         approvable_run=answer_run_awaiting_approval(question=question),
         device_names=device_names(device_ids=device_ids),

@@ -31,6 +31,16 @@ def send_jobs_for_question(*, question) -> QuerySet[SendJob]:
     return SendJob.objects.filter(question=question).order_by("pk")
 
 
+def send_job_sent(*, idempotency_key: str) -> bool:
+    """Whether the job under `idempotency_key` exists and was sent."""
+    return SendJob.objects.filter(idempotency_key=idempotency_key, state=SendJob.State.SENT).exists()
+
+
+def send_jobs_unsent_count() -> int:
+    """How many jobs are not (yet) delivered: waiting, on their way, failed or of unknown state."""
+    return SendJob.objects.exclude(state=SendJob.State.SENT).count()
+
+
 def send_job_history(*, job: SendJob) -> QuerySet[AuditEvent]:
     """The job's audit rows (`send_job.<state>` transitions), oldest first."""
     return AuditEvent.objects.filter(target_type=SendJob._meta.label_lower, target_id=str(job.pk)).order_by(

@@ -1,15 +1,20 @@
 """Reads of the vendors app: vendor lookups, the names revision other caches key on, the resolution index, the
-brand names of the catalogue, and the SQL passes of the records search (`vendor_rows_match`; the agent's
-`agent.knowledge.records` decides what to search for and turns the rows into evidence)."""
+brand names of the catalogue, the names and table revisions other apps build their name caches from, the SQL
+passes of the records search (`vendor_rows_match`; the agent's `agent.knowledge.records` decides what to search for
+and turns the rows into evidence), and the company-wide figures of the agent's company tools (`agent.tools.company`
+turns them into tables)."""
 
 import datetime
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Count, Max
+from django.db.models import BigIntegerField, Case, Count, ExpressionWrapper, F, IntegerField, Max, Q, Sum, Value, When
+from django.db.models.fields.json import KT
 
 from vendors.models import Brand, Product, Vendor, VendorRecord
 from vendors.resolution import Resolution, VendorIndex, normalize_name
@@ -62,6 +67,11 @@ def vendor_ids_by_alias(term: str) -> list[int]:
         for pk, aliases in Vendor.objects.exclude(aliases=[]).values_list("pk", "aliases")
         if any(needle in normalize_name(alias) for alias in aliases)
     ]
+
+
+def vendor_id_names(vendor_ids, *, limit: int) -> list[tuple[int, str]]:
+    """(id, name) of the vendors among `vendor_ids` (ids, or a subquery of them), by name, at most `limit`."""
+    return list(Vendor.objects.filter(pk__in=vendor_ids).order_by("name").values_list("pk", "name")[:limit])
 
 
 @dataclass(frozen=True)
@@ -142,6 +152,62 @@ def brand_names_of_other_vendors(vendor) -> list[str]:
         names.append(name)
         names.extend(aliases)
     return names
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every name, and table revisions: what other apps build their name caches from (the agent's masker, the
+# knowledge hub's lexicon, the catalogue's terms)
+# ---------------------------------------------------------------------------------------------------------------
+
+TableRevision = tuple[int, datetime.datetime | None]
+
+
+def _table_revision(model) -> TableRevision:
+    row = model.objects.aggregate(count=Count("pk"), latest=Max("updated_at"))
+    return row["count"], row["latest"]
+
+
+def vendor_table_revision() -> TableRevision:
+    """(count, latest `updated_at`) of the vendors: moves when one is added, saved or deleted. One aggregate query,
+    without the write generation `vendor_names_revision` reads from the shared cache."""
+    return _table_revision(Vendor)
+
+
+def brand_table_revision() -> TableRevision:
+    """(count, latest `updated_at`) of the brands."""
+    return _table_revision(Brand)
+
+
+def product_table_revision() -> TableRevision:
+    """(count, latest `updated_at`) of the products, retired ones included (retiring one saves it)."""
+    return _table_revision(Product)
+
+
+def vendor_name_rows() -> list[tuple[int, str, list[str]]]:
+    """(id, name, aliases) of every vendor, inactive ones included, by code."""
+    return list(Vendor.objects.values_list("pk", "name", "aliases"))
+
+
+def brand_name_rows() -> list[tuple[int, str, list[str]]]:
+    """(id, name, aliases) of every brand, by name."""
+    return list(Brand.objects.values_list("pk", "name", "aliases"))
+
+
+def brand_carriers() -> dict[int, set[int]]:
+    """The ids of the vendors whose current products carry each brand, by brand id (a brand no current product
+    carries is not a key)."""
+    carriers: dict[int, set[int]] = {}
+    for brand_id, vendor_id in (
+        Product.objects.current().filter(brand__isnull=False).values_list("brand_id", "vendor_id").distinct()
+    ):
+        carriers.setdefault(brand_id, set()).add(vendor_id)
+    return carriers
+
+
+def product_names() -> Iterator[str]:
+    """Every product name (retired products' too) once, in no particular order, streamed from the database."""
+    # Unordered: the model's ordering would join the vendors and make DISTINCT run over (name, code, SKU).
+    return Product.objects.order_by().values_list("name", flat=True).distinct().iterator()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -304,3 +370,249 @@ def vendor_rows_match_similar(
         records = _merged(found.records, _search_pass(VendorRecord, query, similar_tokens), query.limit)
         products = _merged(found.products, _search_pass(Product, query, similar_tokens), query.limit)
     return VendorRowsMatched(records=records, products=products)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One record
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def vendor_record_current_get(*, vendor, record_id: int) -> VendorRecord | None:
+    """`vendor`'s current record `record_id`, or None: another vendor's record is answered like a missing one."""
+    return VendorRecord.objects.current().filter(pk=record_id, vendor=vendor).first()
+
+
+def vendor_record_get(record_id: int) -> VendorRecord:
+    """The record `record_id`; raises VendorRecord.DoesNotExist."""
+    return VendorRecord.objects.get(pk=record_id)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Company-wide figures: what the agent's company tools read across every vendor
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def vendor_codes_and_names(vendor_ids: Iterable[int]) -> dict[int, tuple[str, str, bool]]:
+    """(code, name, is_active) of each of the vendors `vendor_ids`, by id."""
+    rows = Vendor.objects.filter(pk__in=set(vendor_ids)).values_list("pk", "code", "name", "is_active")
+    return {pk: (code, name, is_active) for pk, code, name, is_active in rows}
+
+
+def order_record_values(
+    *, ordered_from: datetime.date, ordered_to: datetime.date, keys: tuple[str, ...]
+) -> list[tuple]:
+    """(id, vendor id, `ordered_at`, *the values at `keys`) of the current order records dated `ordered_from` to
+    `ordered_to`, and of those without an `ordered_at` (missing or empty); values unparsed, as the database gives
+    JSON scalars (PostgreSQL as text).
+
+    The dates are compared as ISO text in SQL (which sorts like the date it spells), so the caller parses them
+    again. Only these keys are fetched, not whole `values` objects: decoding those cost more than the query itself
+    on long periods."""
+    in_period = Q(
+        value_ordered_at__gte=ordered_from.isoformat(),
+        value_ordered_at__lt=(ordered_to + datetime.timedelta(days=1)).isoformat(),
+    )
+    values = {f"value_{key}": KT(f"values__{key}") for key in ("ordered_at", *keys)}
+    return list(
+        VendorRecord.objects.current()
+        .filter(kind=VendorRecord.Kind.ORDER)
+        .annotate(**values)
+        .filter(in_period | Q(value_ordered_at__isnull=True) | Q(value_ordered_at=""))
+        .order_by()
+        .values_list("pk", "vendor_id", *values)
+    )
+
+
+def vendor_record_titles(record_ids: Iterable[int]) -> dict[int, str]:
+    """Titles of the records `record_ids`, by id."""
+    return dict(VendorRecord.objects.filter(pk__in=list(record_ids)).values_list("pk", "title"))
+
+
+def settlement_record_values(*, due_month: str = "") -> list[tuple]:
+    """(vendor id, `amount_due`, `amount_paid`, `due_date`) of every current settlement record, values unparsed;
+    only those whose `due_date` starts with `due_month` (YYYY-MM) when it is given."""
+    settlements = (
+        VendorRecord.objects.current()
+        .filter(kind=VendorRecord.Kind.SETTLEMENT)
+        .annotate(
+            amount_due=KT("values__amount_due"), amount_paid=KT("values__amount_paid"), due_on=KT("values__due_date")
+        )
+    )
+    if due_month:
+        settlements = settlements.filter(due_on__startswith=due_month)
+    return list(settlements.order_by().values_list("vendor_id", "amount_due", "amount_paid", "due_on"))
+
+
+@dataclass(frozen=True)
+class PromotionsRunning:
+    """The current promotions running on one day: how many, of how many vendors, and the first `limit` of them
+    (ending soonest first, open-ended last) with their vendor loaded; and how many promotions have no period at
+    all (`undated`), which run on no day in particular."""
+
+    total: int
+    vendor_count: int
+    records: list[VendorRecord]
+    undated: int
+
+
+def promotions_running_on(day: datetime.date, *, limit: int) -> PromotionsRunning:
+    promotions = VendorRecord.objects.current().filter(kind=VendorRecord.Kind.PROMOTION)
+    undated = promotions.filter(effective_from__isnull=True, effective_to__isnull=True).count()
+    running = (
+        promotions.exclude(effective_from__isnull=True, effective_to__isnull=True)
+        .filter(Q(effective_from__isnull=True) | Q(effective_from__lte=day))
+        .filter(Q(effective_to__isnull=True) | Q(effective_to__gte=day))
+    )
+    total = running.count()
+    records = list(
+        running.select_related("vendor").order_by(F("effective_to").asc(nulls_last=True), "vendor__code", "pk")[:limit]
+    )
+    vendor_count = running.aggregate(n=Count("vendor_id", distinct=True))["n"]
+    return PromotionsRunning(total=total, vendor_count=vendor_count, records=records, undated=undated)
+
+
+def product_categories(*, vendor_ids: Iterable[int], skus: Iterable[str]) -> dict[tuple[int, str], str]:
+    """Categories of the products (retired ones included) of `vendor_ids` with one of `skus`, by (vendor id, SKU)."""
+    rows = Product.objects.filter(vendor_id__in=set(vendor_ids), sku__in=set(skus)).values_list(
+        "vendor_id", "sku", "category"
+    )
+    return {(vendor_id, sku): category for vendor_id, sku, category in rows}
+
+
+def _whole_numbers(groups) -> list[dict]:
+    """Aggregate rows with their sums as int: PostgreSQL sums bigint columns as numeric (Decimal in Python)."""
+    return [{name: int(v) if isinstance(v, Decimal) else v for name, v in group.items()} for group in groups]
+
+
+def product_stock_by_group(*, group_by: str, category: str = "") -> list[dict]:
+    """The current products' stock per `group_by` (`vendor_id` or `category`), of `category` only when it is given,
+    largest stock value first: each group's key, `products`, `stock`, `stock_value` (stock × unit price, in won)
+    and `low` (products at or below their safety stock)."""
+    products = Product.objects.current()
+    if category:
+        products = products.filter(category=category)
+    stock_value = ExpressionWrapper(F("stock_quantity") * F("unit_price"), output_field=BigIntegerField())
+    return _whole_numbers(
+        products.values(group_by)
+        .annotate(
+            products=Count("pk"),
+            stock=Sum("stock_quantity"),
+            stock_value=Sum(stock_value),
+            low=Count("pk", filter=Q(stock_quantity__lte=F("safety_stock"))),
+        )
+        .order_by("-stock_value", "-stock", group_by)
+    )
+
+
+@dataclass(frozen=True)
+class ProductStockAlerts:
+    """The current products at or below their safety stock: how many, how many sold out, and the first `limit` by
+    shortfall (largest first), each with its `shortfall` and its vendor loaded."""
+
+    total: int
+    sold_out: int
+    products: list[Product]
+
+
+def product_stock_alerts(*, category: str = "", limit: int) -> ProductStockAlerts:
+    alerts = Product.objects.current().filter(stock_quantity__lte=F("safety_stock"))
+    if category:
+        alerts = alerts.filter(category=category)
+    counts = alerts.aggregate(total=Count("pk"), sold_out=Count("pk", filter=Q(stock_quantity=0)))
+    shortfall = ExpressionWrapper(F("safety_stock") - F("stock_quantity"), output_field=IntegerField())
+    products = list(
+        alerts.annotate(shortfall=shortfall)
+        .select_related("vendor")
+        .order_by("-shortfall", "stock_quantity", "vendor__code", "sku")[:limit]
+    )
+    return ProductStockAlerts(total=counts["total"], sold_out=counts["sold_out"], products=products)
+
+
+@dataclass(frozen=True)
+class ProductMargins:
+    """The current products with a cost and a price above 0, summed per group, by key: each group's key,
+    `products`, `price`, `cost` and `below_cost` (products priced under their cost); and how many current products
+    that leaves out, for having no cost (`no_cost`) or a price of 0 (`zero_price`)."""
+
+    groups: list[dict]
+    no_cost: int
+    zero_price: int
+
+
+def product_margins_by_group(*, group_by: str) -> ProductMargins:
+    """`ProductMargins` per `group_by` (`vendor_id` or `category`)."""
+    priced = Product.objects.current().filter(cost_price__isnull=False, unit_price__gt=0)
+    groups = _whole_numbers(
+        priced.values(group_by)
+        .annotate(
+            products=Count("pk"),
+            price=Sum("unit_price"),
+            cost=Sum("cost_price"),
+            below_cost=Count("pk", filter=Q(cost_price__gt=F("unit_price"))),
+        )
+        .order_by(group_by)
+    )
+    excluded = Product.objects.current().aggregate(
+        no_cost=Count("pk", filter=Q(cost_price__isnull=True)),
+        zero_price=Count("pk", filter=Q(cost_price__isnull=False, unit_price=0)),
+    )
+    return ProductMargins(groups=groups, no_cost=excluded["no_cost"], zero_price=excluded["zero_price"])
+
+
+def _token_hits(tokens: list[str]):
+    """How many of the tokens a product's search text (brand names, name, SKU) or category contains."""
+    hits = [
+        Case(When(Q(search_text__contains=token) | Q(category__icontains=token), then=Value(1)), default=Value(0))
+        for token in tokens
+    ]
+    return sum(hits[1:], start=hits[0])
+
+
+@dataclass(frozen=True)
+class ProductMatches:
+    """The current products holding the most of a query's tokens (`hits` of them): how many, of how many vendors,
+    and the first `limit`, cheapest first, with their vendor and brand loaded."""
+
+    hits: int
+    total: int
+    vendor_count: int
+    products: list[Product]
+
+
+def products_matching_most_tokens(tokens: list[str], *, limit: int) -> ProductMatches | None:
+    """The products whose search text (brand names, name, SKU) or category holds the most of `tokens` (normalised
+    as the search text is; at least one), or None when no current product holds any."""
+    candidates = Product.objects.current().annotate(hits=_token_hits(tokens)).filter(hits__gte=1)
+    best = candidates.order_by("-hits").values_list("hits", flat=True).first()
+    if best is None:
+        return None
+    matches = candidates.filter(hits=best)
+    total = matches.count()
+    products = list(matches.select_related("vendor", "brand").order_by("unit_price", "vendor__code", "sku")[:limit])
+    vendor_count = matches.aggregate(n=Count("vendor_id", distinct=True))["n"]
+    return ProductMatches(hits=best, total=total, vendor_count=vendor_count, products=products)
+
+
+@dataclass(frozen=True)
+class VendorDirectory:
+    """The vendors a directory search found: how many, how many of them active, and the first `limit` by code, each
+    with its `room_count`."""
+
+    total: int
+    active: int
+    vendors: list[Vendor]
+
+
+def vendor_directory(*, query: str = "", is_active: bool | None = None, limit: int) -> VendorDirectory:
+    """The vendors whose code contains `query` or whose name (ignoring case) or an alias does (every vendor without
+    a query), only the active or the inactive ones when `is_active` says which."""
+    vendors = Vendor.objects.all()
+    if is_active is not None:
+        vendors = vendors.filter(is_active=is_active)
+    if query:
+        vendors = vendors.filter(
+            Q(code__contains=query) | Q(name__icontains=query) | Q(pk__in=vendor_ids_by_alias(query))
+        )
+    counts = vendors.aggregate(total=Count("pk"), active=Count("pk", filter=Q(is_active=True)))
+    rows = list(vendors.annotate(room_count=Count("rooms")).order_by("code")[:limit])
+    return VendorDirectory(total=counts["total"], active=counts["active"], vendors=rows)

@@ -24,10 +24,9 @@ from collections import namedtuple
 from collections.abc import Callable
 from pathlib import Path
 
-from django.apps import apps
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from agent.knowledge import hub_graph, hub_migrate
@@ -50,6 +49,7 @@ from agent.knowledge.synonyms import spoken_forms_written
 from agent.knowledge.types import EvidenceItem
 from agent.models import KnowledgeDocument, KnowledgeDocumentVersion, KnowledgeTermCount, KnowledgeWorkspace
 from monitoring.services import audit_record
+from vendors.selectors import brand_name_rows, brand_table_revision, vendor_name_rows, vendor_table_revision
 
 logger = logging.getLogger(__name__)
 
@@ -68,33 +68,20 @@ _lexicon_lock = threading.Lock()
 _lexicon_state = {"signature": None, "lexicon": None, "checked_at": 0.0}
 
 
-def _brand_model():
-    try:
-        return apps.get_model("vendors", "Brand")
-    except LookupError:
-        return None
-
-
 def lexicon_get(*, max_age_seconds: float = LEXICON_RECHECK_SECONDS) -> ProperNounLexicon:
     """Vendor and brand names (with aliases) as a lexicon, rebuilt when either table changed.
 
     Whether they changed is checked at most every `max_age_seconds` (ingestion passes 0).
     """
-    from vendors.models import Vendor
-
     now = time.monotonic()
     if _lexicon_state["lexicon"] is not None and now - _lexicon_state["checked_at"] < max_age_seconds:
         return _lexicon_state["lexicon"]
-    brand_model = _brand_model()
-    sources = [(Vendor, ORGANIZATION)] + ([(brand_model, BRAND)] if brand_model else [])
-    signature = tuple(
-        tuple(model.objects.aggregate(count=Count("pk"), latest=Max("updated_at")).values()) for model, _ in sources
-    )
+    signature = (vendor_table_revision(), brand_table_revision())
     with _lexicon_lock:
         if _lexicon_state["signature"] != signature:
             entries = []
-            for model, kind in sources:
-                for name, aliases in model.objects.values_list("name", "aliases"):
+            for rows, kind in ((vendor_name_rows(), ORGANIZATION), (brand_name_rows(), BRAND)):
+                for _, name, aliases in rows:
                     entries += [(written, name, kind) for written in [name, *(aliases or [])]]
             _lexicon_state["lexicon"] = ProperNounLexicon(entries)
             _lexicon_state["signature"] = signature

@@ -9,10 +9,11 @@ documents cost N² extractions). A retired document counts no noun; a deleted on
 import threading
 
 from django.db import transaction
-from django.db.models import Count, F, Max
+from django.db.models import F
 
 from agent.knowledge.korean_terms import PROPER_NOUN_KINDS, terms_extract
 from agent.models import KnowledgeDocument, KnowledgeTermCount
+from vendors.selectors import product_names, product_table_revision
 
 MIN_DOCUMENTS = 2
 _NAME_LIMIT = KnowledgeTermCount._meta.get_field("name").max_length
@@ -77,13 +78,10 @@ _catalogue_state = {"signature": None, "terms": frozenset()}
 
 def catalogue_terms() -> frozenset[str]:
     """The common nouns of the catalogue's product names, extracted again only when the products change."""
-    from vendors.models import Product
-
-    signature = tuple(Product.objects.aggregate(count=Count("pk"), latest=Max("updated_at")).values())
+    signature = product_table_revision()
     with _catalogue_lock:
         if _catalogue_state["signature"] != signature:
-            names = Product.objects.values_list("name", flat=True).distinct().iterator()
-            _catalogue_state["terms"] = frozenset(noun for name in names for noun in document_nouns(name))
+            _catalogue_state["terms"] = frozenset(noun for name in product_names() for noun in document_nouns(name))
             _catalogue_state["signature"] = signature
         return _catalogue_state["terms"]
 

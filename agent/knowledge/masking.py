@@ -153,8 +153,8 @@ class VendorMasker:
         return dataclasses.replace(item, text=text, title=title, extra=extra, mask_count=item.mask_count + replaced)
 
 
-# One masker per process, rebuilt when vendor or brand names change (the vendors app's names revision plus the
-# brand table's count and latest change).
+# One masker per process, rebuilt when vendor or brand names, or who carries a brand, change (the vendors app's
+# names revision plus the brand and product tables' revisions).
 _masker_lock = threading.Lock()
 _masker_cached: tuple[tuple, VendorMasker] | None = None
 
@@ -162,38 +162,30 @@ _masker_cached: tuple[tuple, VendorMasker] | None = None
 def _vendor_names() -> list[tuple[int, str]]:
     """(vendor id, name) for every name and alias of every vendor. Inactive vendors are included on purpose
     (unlike resolution's `vendor_names_all`): a former counterpart's name is still another vendor's name."""
-    from vendors.models import Vendor
+    # Imported here, as below: the masker itself needs no database (bench/bench_masking.py builds one without Django).
+    from vendors.selectors import vendor_name_rows
 
-    rows = list(Vendor.objects.values_list("pk", "name", "aliases"))
+    rows = vendor_name_rows()
     return [(pk, name) for pk, name, _ in rows] + [(pk, alias) for pk, _, aliases in rows for alias in aliases]
 
 
 def _brands() -> list[tuple[str, set[int]]]:
     """(brand name or alias, ids of the vendors whose current products carry the brand) for every brand."""
-    from vendors.models import Brand, Product
+    from vendors.selectors import brand_carriers, brand_name_rows
 
-    carriers: dict[int, set[int]] = {}
-    for brand_id, vendor_id in (
-        Product.objects.current().filter(brand__isnull=False).values_list("brand_id", "vendor_id").distinct()
-    ):
-        carriers.setdefault(brand_id, set()).add(vendor_id)
+    carriers = brand_carriers()
     return [
         (name, carriers.get(pk, set()))
-        for pk, brand_name, aliases in Brand.objects.values_list("pk", "name", "aliases")
+        for pk, brand_name, aliases in brand_name_rows()
         for name in [brand_name, *aliases]
     ]
 
 
 def _names_revision() -> tuple:
-    from django.db.models import Count, Max
+    from vendors.selectors import brand_table_revision, product_table_revision, vendor_names_revision
 
-    from vendors.models import Brand, Product
-    from vendors.selectors import vendor_names_revision
-
-    brands = Brand.objects.aggregate(count=Count("pk"), changed=Max("updated_at"))
     # Which vendor carries which brand: products are added, re-branded, retired (each save moves updated_at).
-    products = Product.objects.aggregate(count=Count("pk"), changed=Max("updated_at"))
-    return (vendor_names_revision(), brands["count"], brands["changed"], products["count"], products["changed"])
+    return (vendor_names_revision(), brand_table_revision(), product_table_revision())
 
 
 def vendor_masker() -> VendorMasker:

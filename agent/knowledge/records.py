@@ -16,6 +16,7 @@ written by `vendors.records`.
 
 import datetime
 import re
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
@@ -23,9 +24,11 @@ from agent.knowledge.periods import months_named, question_window
 from agent.knowledge.synonyms import spoken_forms_written, subject_variants
 from agent.knowledge.types import EvidenceItem
 from agent.verification.korean import EndingStripper
-from vendors.models import Product, Vendor, VendorRecord
 from vendors.records import search_normalize, values_text
 from vendors.selectors import VendorRowsQuery, vendor_rows_match, vendor_rows_match_similar
+
+if TYPE_CHECKING:
+    from vendors.models import Product, Vendor, VendorRecord
 
 # ---------------------------------------------------------------------------------------------------------------
 # Korean-aware tokens
@@ -101,7 +104,7 @@ def query_tokens(query: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _effective_text(record: VendorRecord) -> str:
+def _effective_text(record: "VendorRecord") -> str:
     if not (record.effective_from or record.effective_to):
         return ""
     start = record.effective_from.isoformat() if record.effective_from else ""
@@ -116,13 +119,13 @@ def _effective_text(record: VendorRecord) -> str:
     return f"적용 기간: {start} ~ {end}{state}"
 
 
-def record_evidence_text(record: VendorRecord) -> str:
+def record_evidence_text(record: "VendorRecord") -> str:
     lines = [f"[{record.get_kind_display()}] {record.title}", record.body, values_text(record.values or {})]
     lines.append(_effective_text(record))
     return "\n".join(line for line in lines if line)
 
 
-def product_evidence_text(product: Product, brand_name: str | None) -> str:
+def product_evidence_text(product: "Product", brand_name: str | None) -> str:
     brand = f"{brand_name} " if brand_name else ""
     return f"{brand}{product.name} ({product.sku}) 단가 {product.unit_price:,}원"
 
@@ -169,7 +172,7 @@ def _about_months_asked(records: list, query: str) -> list:
 
 
 def vendor_records_search(
-    *, vendor: Vendor, query: str, limit: int, on: datetime.date | None = None
+    *, vendor: "Vendor", query: str, limit: int, on: datetime.date | None = None
 ) -> list[EvidenceItem]:
     """The vendor's records and products that match `query`, best first, as evidence items (unmasked).
 
@@ -207,7 +210,7 @@ def vendor_records_search(
     return items[:limit]
 
 
-def _record_item(record: VendorRecord) -> EvidenceItem:
+def _record_item(record: "VendorRecord") -> EvidenceItem:
     return EvidenceItem(
         source_kind="record",
         reference=f"record:{record.pk}",
@@ -226,7 +229,7 @@ def _record_item(record: VendorRecord) -> EvidenceItem:
     )
 
 
-def _product_item(product: Product) -> EvidenceItem:
+def _product_item(product: "Product") -> EvidenceItem:
     return EvidenceItem(
         source_kind="record",
         reference=f"product:{product.pk}",

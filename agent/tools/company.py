@@ -27,16 +27,26 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import NamedTuple
 
-from django.db.models import BigIntegerField, Case, Count, ExpressionWrapper, F, IntegerField, Q, Sum, Value, When
-from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from agent.knowledge.types import EvidenceItem
 from agent.tools.arguments import int_argument, reject_unknown, text_argument
 from agent.tools.registry import Grade, Scope, Tool, ToolArgumentsInvalid, ToolContext, ToolResult, register
+from vendors.selectors import (
+    order_record_values,
+    product_categories,
+    product_margins_by_group,
+    product_stock_alerts,
+    product_stock_by_group,
+    products_matching_most_tokens,
+    promotions_running_on,
+    settlement_record_values,
+    vendor_codes_and_names,
+    vendor_directory,
+    vendor_record_titles,
+)
 
 _MAX_TEXT_CHARS = 3500
 _CELL_CHARS = 40
@@ -199,10 +209,7 @@ def _vendor_label(code: str, name: str, is_active: bool) -> str:
 
 
 def _vendor_labels(vendor_ids: Iterable[int]) -> dict[int, str]:
-    from vendors.models import Vendor
-
-    rows = Vendor.objects.filter(pk__in=set(vendor_ids)).values_list("pk", "code", "name", "is_active")
-    return {pk: _vendor_label(code, name, is_active) for pk, code, name, is_active in rows}
+    return {pk: _vendor_label(*identity) for pk, identity in vendor_codes_and_names(vendor_ids).items()}
 
 
 def _table(
@@ -277,29 +284,14 @@ class _Orders:
         return f"(주문일(ordered_at)이 없는 주문 {self.undated:,}건은 기간 집계에 넣지 않았습니다.)"
 
 
-_ORDER_KEYS = ("ordered_at", "amount", "quantity", "status", "category", "sku")
+_ORDER_KEYS = ("amount", "quantity", "status", "category", "sku")  # read beside `ordered_at`
 
 
 def _orders(period: _Period) -> _Orders:
     """Order records dated inside the period, and the number without a date (read in the same scan).
 
-    The date filter runs in SQL on the ISO text (which sorts like the date it spells); the date is parsed again
-    here so a malformed one is never counted. Only the keys read are fetched, not whole `values` objects:
-    decoding those cost more than the query itself on long periods."""
-    from vendors.models import VendorRecord
-
-    in_period = Q(
-        value_ordered_at__gte=period.start.isoformat(),
-        value_ordered_at__lt=(period.end + datetime.timedelta(days=1)).isoformat(),
-    )
-    rows = (
-        VendorRecord.objects.current()
-        .filter(kind=VendorRecord.Kind.ORDER)
-        .annotate(**{f"value_{key}": KT(f"values__{key}") for key in _ORDER_KEYS})
-        .filter(in_period | Q(value_ordered_at__isnull=True) | Q(value_ordered_at=""))
-        .order_by()
-        .values_list("pk", "vendor_id", *(f"value_{key}" for key in _ORDER_KEYS))
-    )
+    The date is parsed again here, after the SQL filter on its text, so a malformed one is never counted."""
+    rows = order_record_values(ordered_from=period.start, ordered_to=period.end, keys=_ORDER_KEYS)
     dated, undated = [], 0
     for pk, vendor_id, ordered_at, amount, quantity, status, category, sku in rows:
         if ordered_at in (None, ""):
@@ -326,9 +318,7 @@ def _orders(period: _Period) -> _Orders:
 
 
 def _order_titles(orders: list[_Order]) -> dict[int, str]:
-    from vendors.models import VendorRecord
-
-    return dict(VendorRecord.objects.filter(pk__in=[order.record_id for order in orders]).values_list("pk", "title"))
+    return vendor_record_titles(order.record_id for order in orders)
 
 
 @dataclass
@@ -472,17 +462,14 @@ def _company_purchase_orders(context: ToolContext, arguments: dict) -> ToolResul
 
 def _order_categories(orders: list[_Order]) -> dict[int, str]:
     """Each order's category: its own `category`, else its product's (by the vendor's SKU), else 미분류."""
-    from vendors.models import Product
-
     wanted = {(order.vendor_id, order.sku) for order in orders if not order.category and order.sku}
-    product_categories = {}
+    categories = {}
     if wanted:
-        rows = Product.objects.filter(
-            vendor_id__in={vendor_id for vendor_id, _ in wanted}, sku__in={sku for _, sku in wanted}
-        ).values_list("vendor_id", "sku", "category")
-        product_categories = {(vendor_id, sku): category for vendor_id, sku, category in rows}
+        categories = product_categories(
+            vendor_ids={vendor_id for vendor_id, _ in wanted}, skus={sku for _, sku in wanted}
+        )
     return {
-        order.record_id: order.category or product_categories.get((order.vendor_id, order.sku)) or _UNCATEGORISED
+        order.record_id: order.category or categories.get((order.vendor_id, order.sku)) or _UNCATEGORISED
         for order in orders
     }
 
@@ -521,11 +508,6 @@ _GROUP_HEADERS = {"vendor": "벤더", "category": "카테고리"}
 _GROUP_TITLES = {"vendor": "벤더별", "category": "카테고리별"}
 
 
-def _whole_numbers(groups) -> list[dict]:
-    """Aggregate rows with their sums as int: PostgreSQL sums bigint columns as numeric (Decimal in Python)."""
-    return [{name: int(v) if isinstance(v, Decimal) else v for name, v in group.items()} for group in groups]
-
-
 def _group_label(group_by: str, key, vendor_labels: dict[int, str]) -> str:
     if group_by == "vendor":
         return vendor_labels.get(key, str(key))
@@ -533,27 +515,12 @@ def _group_label(group_by: str, key, vendor_labels: dict[int, str]) -> str:
 
 
 def _company_inventory_overview(context: ToolContext, arguments: dict) -> ToolResult:
-    from vendors.models import Product
-
     reject_unknown(arguments, {"group_by", "category", "limit"})
     group_by = _choice_argument(arguments, "group_by", _GROUP_BY)
     category = text_argument(arguments, "category", max_length=100, required=False)
     limit = _limit(arguments, default=20, maximum=50)
-    products = Product.objects.current()
-    if category:
-        products = products.filter(category=category)
     key = "vendor_id" if group_by == "vendor" else "category"
-    stock_value = ExpressionWrapper(F("stock_quantity") * F("unit_price"), output_field=BigIntegerField())
-    groups = _whole_numbers(
-        products.values(key)
-        .annotate(
-            products=Count("pk"),
-            stock=Sum("stock_quantity"),
-            stock_value=Sum(stock_value),
-            low=Count("pk", filter=Q(stock_quantity__lte=F("safety_stock"))),
-        )
-        .order_by("-stock_value", "-stock", key)
-    )
+    groups = product_stock_by_group(group_by=key, category=category)
     labels = _vendor_labels(g[key] for g in groups[:limit]) if group_by == "vendor" else {}
     scope = f" · 카테고리 '{category}'" if category else ""
     title = f"[전사 재고 현황 · {_GROUP_TITLES[group_by]}]{scope}"
@@ -584,21 +551,10 @@ def _company_inventory_overview(context: ToolContext, arguments: dict) -> ToolRe
 
 
 def _company_stock_alerts(context: ToolContext, arguments: dict) -> ToolResult:
-    from vendors.models import Product
-
     reject_unknown(arguments, {"category", "limit"})
     category = text_argument(arguments, "category", max_length=100, required=False)
     limit = _limit(arguments, default=20, maximum=50)
-    alerts = Product.objects.current().filter(stock_quantity__lte=F("safety_stock"))
-    if category:
-        alerts = alerts.filter(category=category)
-    shortfall = ExpressionWrapper(F("safety_stock") - F("stock_quantity"), output_field=IntegerField())
-    counts = alerts.aggregate(total=Count("pk"), sold_out=Count("pk", filter=Q(stock_quantity=0)))
-    rows = list(
-        alerts.annotate(shortfall=shortfall)
-        .select_related("vendor")
-        .order_by("-shortfall", "stock_quantity", "vendor__code", "sku")[:limit]
-    )
+    alerts = product_stock_alerts(category=category, limit=limit)
     scope = f" · 카테고리 '{category}'" if category else ""
     title = f"[재고 경보 · 재고 ≤ 안전 재고]{scope}"
     text = _table(
@@ -613,48 +569,33 @@ def _company_stock_alerts(context: ToolContext, arguments: dict) -> ToolResult:
                 f"{p.safety_stock:,}",
                 f"{p.shortfall:,}",
             ]
-            for p in rows
+            for p in alerts.products
         ],
-        total=[f"경보 {counts['total']:,}개 상품", f"품절 {counts['sold_out']:,}개"],
-        hidden=max(counts["total"] - limit, 0),
+        total=[f"경보 {alerts.total:,}개 상품", f"품절 {alerts.sold_out:,}개"],
+        hidden=max(alerts.total - limit, 0),
         unit="개 상품",
     )
     return _result("company_stock_alerts", arguments, title, text)
 
 
 def _company_margin_report(context: ToolContext, arguments: dict) -> ToolResult:
-    from vendors.models import Product
-
     reject_unknown(arguments, {"group_by", "limit"})
     group_by = _choice_argument(arguments, "group_by", _GROUP_BY)
     limit = _limit(arguments, default=20, maximum=50)
     key = "vendor_id" if group_by == "vendor" else "category"
-    priced = Product.objects.current().filter(cost_price__isnull=False, unit_price__gt=0)
-    groups = _whole_numbers(
-        priced.values(key)
-        .annotate(
-            products=Count("pk"),
-            price=Sum("unit_price"),
-            cost=Sum("cost_price"),
-            below_cost=Count("pk", filter=Q(cost_price__gt=F("unit_price"))),
-        )
-        .order_by(key)
-    )
+    margins = product_margins_by_group(group_by=key)
+    groups = margins.groups
     for group in groups:
         group["margin"] = group["price"] - group["cost"]
     groups.sort(key=lambda g: (-g["margin"], str(g[key])))
-    excluded = Product.objects.current().aggregate(
-        no_cost=Count("pk", filter=Q(cost_price__isnull=True)),
-        zero_price=Count("pk", filter=Q(cost_price__isnull=False, unit_price=0)),
-    )
     labels = _vendor_labels(g[key] for g in groups[:limit]) if group_by == "vendor" else {}
     price, cost = sum(g["price"] for g in groups), sum(g["cost"] for g in groups)
     title = f"[마진 보고서 · {_GROUP_TITLES[group_by]}] 마진율 = (단가 합 − 원가 합) / 단가 합"
     notes = []
-    if excluded["no_cost"]:
-        notes.append(f"(원가(cost_price)가 없는 상품 {excluded['no_cost']:,}개 제외)")
-    if excluded["zero_price"]:
-        notes.append(f"(단가 0원 상품 {excluded['zero_price']:,}개 제외)")
+    if margins.no_cost:
+        notes.append(f"(원가(cost_price)가 없는 상품 {margins.no_cost:,}개 제외)")
+    if margins.zero_price:
+        notes.append(f"(단가 0원 상품 {margins.zero_price:,}개 제외)")
     text = _table(
         title,
         [_GROUP_HEADERS[group_by], "상품 수", "단가 합", "원가 합", "마진", "마진율", "역마진"],
@@ -686,22 +627,12 @@ def _company_margin_report(context: ToolContext, arguments: dict) -> ToolResult:
     return _result("company_margin_report", arguments, title, text)
 
 
-def _token_hits(tokens: list[str]):
-    """How many of the tokens a product's search text (brand names, name, SKU) or category contains."""
-    hits = [
-        Case(When(Q(search_text__contains=token) | Q(category__icontains=token), then=Value(1)), default=Value(0))
-        for token in tokens
-    ]
-    return sum(hits[1:], start=hits[0])
-
-
 def _above_lowest(price: int, lowest: int) -> str:
     return "최저가" if price == lowest else f"+{_won(price - lowest)} ({_change(price, lowest)})"
 
 
 def _company_price_comparison(context: ToolContext, arguments: dict) -> ToolResult:
     from agent.knowledge.records import query_tokens
-    from vendors.models import Product
 
     reject_unknown(arguments, {"query", "limit"})
     query = text_argument(arguments, "query", max_length=100)
@@ -709,16 +640,14 @@ def _company_price_comparison(context: ToolContext, arguments: dict) -> ToolResu
     tokens = [token for token in query_tokens(query) if token not in _GENERIC_PRODUCT_WORDS]
     if not tokens:
         raise ToolArgumentsInvalid("'query' must name a product, brand, SKU or category")
-    candidates = Product.objects.current().annotate(hits=_token_hits(tokens)).filter(hits__gte=1)
-    best = candidates.order_by("-hits").values_list("hits", flat=True).first()
-    if best is None:
+    matches = products_matching_most_tokens(tokens, limit=limit)
+    if matches is None:
         title = f"[전사 단가 비교] '{query}'"
         return _result("company_price_comparison", arguments, title, f"{title}\n일치하는 상품이 없습니다.")
-    matches = candidates.filter(hits=best)
-    total = matches.count()
-    rows = list(matches.select_related("vendor", "brand").order_by("unit_price", "vendor__code", "sku")[:limit])
+    rows = matches.products
     lowest = rows[0].unit_price
-    match_kind = "모든 검색어 일치" if best == len(tokens) else f"검색어 {len(tokens)}개 중 {best}개 일치(비슷한 상품)"
+    hits = matches.hits
+    match_kind = "모든 검색어 일치" if hits == len(tokens) else f"검색어 {len(tokens)}개 중 {hits}개 일치(비슷한 상품)"
     title = f"[전사 단가 비교] '{query}' · {match_kind} · 낮은 단가 순"
     text = _table(
         title,
@@ -735,9 +664,9 @@ def _company_price_comparison(context: ToolContext, arguments: dict) -> ToolResu
             ]
             for rank, p in enumerate(rows, start=1)
         ],
-        total=[f"{total:,}개 상품", f"{matches.aggregate(n=Count('vendor_id', distinct=True))['n']:,}개 벤더"],
+        total=[f"{matches.total:,}개 상품", f"{matches.vendor_count:,}개 벤더"],
         notes=[f"최저 단가: {_won(lowest)} · ({rows[0].vendor.code}) {rows[0].vendor.name} {rows[0].name}"],
-        hidden=max(total - limit, 0),
+        hidden=max(matches.total - limit, 0),
         unit="개 상품",
     )
     return _result("company_price_comparison", arguments, title, text)
@@ -760,22 +689,10 @@ def _discount_text(values: dict) -> str:
 
 
 def _company_promotions(context: ToolContext, arguments: dict) -> ToolResult:
-    from vendors.models import VendorRecord
-
     reject_unknown(arguments, {"date", "limit"})
     day = _date_argument(arguments, "date") or timezone.localdate()
     limit = _limit(arguments, default=20, maximum=50)
-    promotions = VendorRecord.objects.current().filter(kind=VendorRecord.Kind.PROMOTION)
-    undated = promotions.filter(effective_from__isnull=True, effective_to__isnull=True).count()
-    active = (
-        promotions.exclude(effective_from__isnull=True, effective_to__isnull=True)
-        .filter(Q(effective_from__isnull=True) | Q(effective_from__lte=day))
-        .filter(Q(effective_to__isnull=True) | Q(effective_to__gte=day))
-    )
-    total = active.count()
-    rows = list(
-        active.select_related("vendor").order_by(F("effective_to").asc(nulls_last=True), "vendor__code", "pk")[:limit]
-    )
+    promotions = promotions_running_on(day, limit=limit)
     title = f"[진행 중인 프로모션] {day.isoformat()} 기준 · 종료 임박 순"
     text = _table(
         title,
@@ -787,11 +704,11 @@ def _company_promotions(context: ToolContext, arguments: dict) -> ToolResult:
                 f"{r.effective_from or '시작일 없음'} ~ {r.effective_to or '종료일 없음'}",
                 _discount_text(r.values if isinstance(r.values, dict) else {}),
             ]
-            for r in rows
+            for r in promotions.records
         ],
-        total=[f"합계 {total:,}건", f"{active.aggregate(n=Count('vendor_id', distinct=True))['n']:,}개 벤더"],
-        notes=[f"(기간이 없는 프로모션 {undated:,}건은 제외)" if undated else ""],
-        hidden=max(total - limit, 0),
+        total=[f"합계 {promotions.total:,}건", f"{promotions.vendor_count:,}개 벤더"],
+        notes=[f"(기간이 없는 프로모션 {promotions.undated:,}건은 제외)" if promotions.undated else ""],
+        hidden=max(promotions.total - limit, 0),
         unit="건",
     )
     return _result("company_promotions", arguments, title, text)
@@ -807,26 +724,14 @@ class _SettlementTotals:
 
 
 def _company_settlement_overview(context: ToolContext, arguments: dict) -> ToolResult:
-    from vendors.models import VendorRecord
-
     reject_unknown(arguments, {"month", "unpaid_only", "limit"})
     month = _month_argument(arguments, "month")
     unpaid_only = _bool_argument(arguments, "unpaid_only")
     limit = _limit(arguments, default=20, maximum=50)
     today = timezone.localdate()
-    settlements = (
-        VendorRecord.objects.current()
-        .filter(kind=VendorRecord.Kind.SETTLEMENT)
-        .annotate(
-            amount_due=KT("values__amount_due"), amount_paid=KT("values__amount_paid"), due_on=KT("values__due_date")
-        )
-    )
-    if month:
-        settlements = settlements.filter(due_on__startswith=month)
     totals: dict[int, _SettlementTotals] = defaultdict(_SettlementTotals)
     unreadable = 0
-    rows = settlements.order_by().values_list("vendor_id", "amount_due", "amount_paid", "due_on")
-    for vendor_id, amount_due, amount_paid, due_on in rows:
+    for vendor_id, amount_due, amount_paid, due_on in settlement_record_values(due_month=month):
         due = _amount(amount_due)
         paid = 0 if amount_paid in (None, "") else _amount(amount_paid)  # nothing paid yet
         if due is None or paid is None:
@@ -876,23 +781,12 @@ _VENDOR_STATUS_LABELS = {"all": "전체", "active": "활성 벤더만", "inactiv
 
 
 def _company_vendor_directory(context: ToolContext, arguments: dict) -> ToolResult:
-    from vendors.models import Vendor
-    from vendors.selectors import vendor_ids_by_alias
-
     reject_unknown(arguments, {"query", "status", "limit"})
     query = text_argument(arguments, "query", max_length=100, required=False)
     status = _choice_argument(arguments, "status", ("all", "active", "inactive"))
     limit = _limit(arguments, default=30, maximum=100)
-    vendors = Vendor.objects.all()
-    if status != "all":
-        vendors = vendors.filter(is_active=status == "active")
-    if query:
-        vendors = vendors.filter(
-            Q(code__contains=query) | Q(name__icontains=query) | Q(pk__in=vendor_ids_by_alias(query))
-        )
-    counts = vendors.aggregate(total=Count("pk"), active=Count("pk", filter=Q(is_active=True)))
-    total = counts["total"]
-    rows = list(vendors.annotate(room_count=Count("rooms")).order_by("code")[:limit])
+    directory = vendor_directory(query=query, is_active=None if status == "all" else status == "active", limit=limit)
+    total = directory.total
     scope = f" · 검색어 '{query}'" if query else ""
     title = f"[벤더 목록]{scope} · {_VENDOR_STATUS_LABELS[status]}"
     text = _table(
@@ -907,9 +801,9 @@ def _company_vendor_directory(context: ToolContext, arguments: dict) -> ToolResu
                 v.get_answer_mode_display(),
                 f"{v.room_count:,}개",
             ]
-            for v in rows
+            for v in directory.vendors
         ],
-        total=[f"합계 {total:,}개 벤더", f"활성 {counts['active']:,}개", f"비활성 {total - counts['active']:,}개"],
+        total=[f"합계 {total:,}개 벤더", f"활성 {directory.active:,}개", f"비활성 {total - directory.active:,}개"],
         hidden=max(total - limit, 0),
         unit="개 벤더",
     )

@@ -14,6 +14,8 @@ from agent.tools.registry import (
     register,
 )
 from agent.tools.retrieval import evidence_text
+from delivery.selectors import send_job_sent
+from vendors.selectors import vendor_record_current_get, vendor_record_get
 
 
 def _recommend_products(context: ToolContext, arguments: dict) -> ToolResult:
@@ -34,37 +36,30 @@ def _recommend_products(context: ToolContext, arguments: dict) -> ToolResult:
 def _send_document_plan(context: ToolContext, arguments: dict) -> ActionPlan | ToolResult:
     """Validate a document send: one of the counterpart's current records. Another vendor's record answers
     exactly like a missing one. Runs in the tool loop (nothing is sent there) and again before the send."""
-    from delivery.models import SendJob
-    from vendors.models import VendorRecord
-
     reject_unknown(arguments, {"reference"})
     reference = text_argument(arguments, "reference", max_length=40)
     if not reference.startswith("record:") or not reference.removeprefix("record:").isdigit():
         raise ToolArgumentsInvalid("'reference' must look like record:123 (from a search_records result)")
-    record = (
-        VendorRecord.objects.current().filter(pk=int(reference.removeprefix("record:")), vendor=context.vendor).first()
-    )
+    record = vendor_record_current_get(vendor=context.vendor, record_id=int(reference.removeprefix("record:")))
     if record is None:
         return ToolResult(text="[시스템 확인] 해당 문서를 찾을 수 없습니다. 새로 처리되거나 접수된 것은 없음")
     owner = f"question:{context.question_id}" if context.question_id is not None else "dry-run"
     key = f"{owner}:document:{record.pk}"
-    state = SendJob.objects.filter(idempotency_key=key).values_list("state", flat=True).first()
     return ActionPlan(
         tool="send_document",
         arguments={"reference": f"record:{record.pk}"},
         idempotency_key=key,
         kind="send",
         label=record.title,
-        already_done=state == SendJob.State.SENT,
+        already_done=send_job_sent(idempotency_key=key),
     )
 
 
 def _send_document_perform(context: ToolContext, plan: ActionPlan, actor) -> object:
     """Queue the record as a message to the room (idempotent by the plan's key) and return the send job."""
     from delivery.services import send_request_submit
-    from vendors.models import VendorRecord
 
-    record = VendorRecord.objects.get(pk=int(plan.arguments["reference"].removeprefix("record:")))
+    record = vendor_record_get(int(plan.arguments["reference"].removeprefix("record:")))
     body = f"[{record.title}]\n{record.body}".strip()
     job, _ = send_request_submit(
         room=context.room,
