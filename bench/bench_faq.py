@@ -6,8 +6,9 @@ Builds a scratch database `vcs_bench_faq` (dropped and re-created) and a tempora
 FAQ expanded to N entries through `faq_ingest_jsonl` (the real write path: rows, versions, audit rows, after-commit
 indexing), then runs the labelled questions of `agent/tests/data/faq_eval.jsonl` (cycled) through
 `faq_search_traced` with the local embedding and reranker. Measured in the same run:
-(a) the default local-mode pipeline (dense only), (b) hybrid dense + sparse (`FAQ_HYBRID_SEARCH=True`, the
-    server default) on a smaller sample, and
+(a) the default local-mode pipeline (dense only: stored questions and whole passages), (a') the same with the
+    stored questions only, 20 candidates at 0.40 (the search before 2026-12-04), (b) hybrid dense + sparse
+    (`FAQ_HYBRID_SEARCH=True`, the server default) on a smaller sample, and
 (c) a baseline: brute-force numpy cosine over the same 20,000 question vectors (what any vector index has to
     beat; a Qdrant server's HNSW answers in about that time or less).
 Prints p50/p95 per stage and a markdown block for docs/benchmarks.md.
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "vcs_bench_faq"
 DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 SEED = 20261130
-STAGES = ("sync", "embed", "dense", "sparse", "rerank", "keyword")
+STAGES = ("sync", "embed", "dense", "sparse", "rerank", "keyword", "named_subject")
 HYBRID_SAMPLE = 40
 # Prefixes that turn the 201 demo questions into distinct, realistic variants (per brand, channel or centre).
 SCOPE_OWNERS = "한빛 다온 누리 가람 솔빛 하늘 초록 새봄 바른 참된 해담 프레시 미래 동방 한결 가온 대한 서해 남해 바다"
@@ -140,6 +141,13 @@ def main():
     rows = []
     settings.FAQ_HYBRID_SEARCH = False
     rows.append(_run(queries, f"dense only, local mode (default), {len(queries)} queries"))
+    # Baseline in the same run: the search before the passage search (stored questions only, 20 candidates at 0.40).
+    defaults = (settings.FAQ_PASSAGE_SEARCH, settings.FAQ_RERANK_CANDIDATES, settings.FAQ_SCORE_THRESHOLD_LOCAL)
+    settings.FAQ_PASSAGE_SEARCH, settings.FAQ_RERANK_CANDIDATES, settings.FAQ_SCORE_THRESHOLD_LOCAL = False, 20, 0.40
+    rows.append(
+        _run(queries, f"stored questions only, 20 candidates at 0.40 (before 2026-12-04), {len(queries)} queries")
+    )
+    settings.FAQ_PASSAGE_SEARCH, settings.FAQ_RERANK_CANDIDATES, settings.FAQ_SCORE_THRESHOLD_LOCAL = defaults
     # Local-mode sparse search scans every point in Python: a smaller sample keeps the run short.
     hybrid_queries = queries[:HYBRID_SAMPLE]
     settings.FAQ_HYBRID_SEARCH = True
@@ -176,12 +184,14 @@ def main():
         f"| baseline: numpy brute-force cosine, top 30 of {len(matrix):,} | {_pct(brute, 50):.2f} ms | "
         f"{_pct(brute, 95):.2f} ms |" + " |" * len(STAGES)
     )
-    dense_only, hybrid = rows
+    dense_only, questions_only, hybrid = rows
     print(
         f"\nFirst search in a process (open the local folder, load the model, reconcile): {warmup_seconds:.1f} s. "
         f"Qdrant local-mode dense search vs the numpy baseline: "
         f"{dense_only['dense_p50'] / max(_pct(brute, 50), 1e-6):.0f}× at p50; "
-        f"hybrid / dense-only total p95: {hybrid['p95'] / dense_only['p95']:.1f}×."
+        f"hybrid / dense-only total p95: {hybrid['p95'] / dense_only['p95']:.1f}×; default / stored questions only "
+        f"total p50: {dense_only['p50'] / questions_only['p50']:.1f}×, "
+        f"p95: {dense_only['p95'] / questions_only['p95']:.1f}×."
     )
 
 

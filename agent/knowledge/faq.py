@@ -188,11 +188,15 @@ def _vector_candidates(query, embedder, thresholds, trace) -> tuple:
 
 
 def _dense_hits(query_vector, threshold: float) -> tuple[list, list]:
-    """The nearest stored questions and the nearest whole passages, at or above `threshold`."""
-    return (
-        faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=threshold),
-        faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=threshold, using=PASSAGE),
+    """The nearest stored questions and (with FAQ_PASSAGE_SEARCH) the nearest whole passages, at or above
+    `threshold`."""
+    by_question = faq_index_dense_search(query_vector, limit=settings.FAQ_TOP_K, score_threshold=threshold)
+    if not settings.FAQ_PASSAGE_SEARCH:
+        return by_question, []
+    by_passage = faq_index_dense_search(
+        query_vector, limit=settings.FAQ_TOP_K, score_threshold=threshold, using=PASSAGE
     )
+    return by_question, by_passage
 
 
 def _candidate(hit, stage: str, *, dense_score: float | None = None) -> _Candidate:

@@ -132,6 +132,19 @@ def test_an_entry_whose_answer_holds_what_is_asked_is_found_by_its_passage(add, 
     assert len(reranker.calls) == 1 and len(reranker.calls[0]) == 2
 
 
+def test_without_the_passage_search_only_stored_questions_are_candidates(add, embedder, reranker, settings):
+    """FAQ_PASSAGE_SEARCH off: the entry near only by its passage is not searched for."""
+    settings.FAQ_PASSAGE_SEARCH = False
+    embedder.cosines[rerank.passage_text("재고 현황을 볼 수 있나요?", "재고 데이터는 1시간마다 갱신됩니다.")] = 0.8
+    add("재고 현황을 볼 수 있나요?", cosine=0.1, answer="재고 데이터는 1시간마다 갱신됩니다.")
+    near = add("재고 갱신 주기", cosine=0.7)
+
+    items, trace = faq_search_traced(QUERY)
+
+    assert trace.passage_hits == 0
+    assert [item.reference for item in items] == [f"faq:{near.pk}"]
+
+
 def test_an_empty_first_pass_retries_once_with_the_relaxed_threshold(add, reranker):
     """Nothing at 0.6 → one retry at 0.5, which finds the 0.55 entry; the item records the relaxed stage."""
     entry = add("조금 먼 질문", cosine=0.55)

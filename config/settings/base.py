@@ -246,6 +246,9 @@ FAQ_INDEX_REBUILD_TIMEOUT_SECONDS = env.float("FAQ_INDEX_REBUILD_TIMEOUT_SECONDS
 # the OpenAI-compatible defaults are the seed's; the local ones are calibrated on the demo FAQ (docs/knowledge.md).
 FAQ_TOP_K = env.int("FAQ_TOP_K", default=30)
 FAQ_RERANK_CANDIDATES = env.int("FAQ_RERANK_CANDIDATES", default=40)
+# A second dense search, of the whole passages (question and answer), beside the stored questions': it finds the entry
+# whose answer holds what is asked; one more vector search per query (docs/benchmarks.md "FAQ retrieval").
+FAQ_PASSAGE_SEARCH = env.bool("FAQ_PASSAGE_SEARCH", default=True)
 FAQ_TOP_N_FOR_LLM = env.int("FAQ_TOP_N_FOR_LLM", default=5)
 FAQ_SCORE_THRESHOLD_OPENAI = env.float("FAQ_SCORE_THRESHOLD_OPENAI", default=0.55)
 FAQ_RELAXED_SCORE_THRESHOLD_OPENAI = env.float("FAQ_RELAXED_SCORE_THRESHOLD_OPENAI", default=0.50)
