@@ -718,7 +718,12 @@ def _answer_score(
         variants = subject_variants(word)
         # The word itself is closer than another word for the same subject (주문 rather than 발주).
         weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
-        if _names_word(own, variants, word):
+        if statement.source == "faq" and _names_word(own, variants, word) and not _names_word(context, variants, word):
+            # An FAQ answer is about its entry's question: `장기 재고는 어떻게 처리되나요?` answered `… 할인 판매나 반품을
+            # 협의합니다` names 반품 in passing, as near as a section path would, not as the subject it is about.
+            found, matched = found + weight * _CONTEXT_WORD, matched + 1
+            named_fully = named_fully + _CONTEXT_WORD
+        elif _names_word(own, variants, word):
             found, matched = found + weight * _OWN_WORD, matched + 1
             named_fully, named_itself = named_fully + _OWN_WORD, named_itself + _OWN_WORD
         elif _names_word(context, variants, word):

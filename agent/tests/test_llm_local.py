@@ -1771,3 +1771,26 @@ def test_a_derived_word_the_evidence_does_not_write_is_read_as_its_noun():
         "회수 확인 후 2영업일 이내에 교환 상품을 재발송해 주세요."
     ]
     assert _answer("된장 60박스 배송건 얼마짜리에요?", {"search_records": order}) == []
+
+
+def test_an_faq_answer_naming_the_subject_in_passing_gives_way_to_one_about_it():
+    """`장기 재고는 어떻게 처리되나요?` is answered `… 할인 판매나 반품을 협의합니다`: 반품 in passing. Asked for the returns
+    period, the returns schedule answers, which is about 반품; on its own the FAQ sentence still does."""
+    stock = _faq(
+        "장기 재고는 어떻게 처리되나요?",
+        "90일 이상 판매가 없는 재고는 장기 재고로 분류되어 담당 MD가 할인 판매나 반품을 협의합니다.",
+    )
+    schedule = _hub(
+        (
+            "반품·교환 기준",
+            "반품 일정",
+            "협력사는 목록 등록 후 3영업일 안에 [반품 승인] 또는 [이의 신청]을 해야 합니다.",
+        )
+    )
+
+    assert answer_sentences("반품 접수 기간은요?", [stock, schedule]) == [
+        "협력사는 목록 등록 후 3영업일 안에 [반품 승인] 또는 [이의 신청]을 해야 합니다."
+    ]
+    assert answer_sentences("반품 접수 기간은요?", [stock]) == [
+        "90일 이상 판매가 없는 재고는 장기 재고로 분류되어 담당 MD가 할인 판매나 반품을 협의합니다."
+    ]

@@ -287,7 +287,7 @@ FAQ_TRAINING_CONFLICT_SCORE = env.float("FAQ_TRAINING_CONFLICT_SCORE", default=0
 # records & evidence
 # Items each source may contribute to one question's evidence.
 EVIDENCE_BUDGET_RECORDS = env.int("EVIDENCE_BUDGET_RECORDS", default=5)
-EVIDENCE_BUDGET_HUB = env.int("EVIDENCE_BUDGET_HUB", default=6)
+EVIDENCE_BUDGET_HUB = env.int("EVIDENCE_BUDGET_HUB", default=7)
 EVIDENCE_BUDGET_FAQ = env.int("EVIDENCE_BUDGET_FAQ", default=5)
 # Two items whose normalised texts are this similar (0..1) and carry the same numbers are one item.
 EVIDENCE_DEDUP_SIMILARITY = env.float("EVIDENCE_DEDUP_SIMILARITY", default=0.95)
