@@ -1774,8 +1774,8 @@ def test_a_derived_word_the_evidence_does_not_write_is_read_as_its_noun():
 
 
 def test_an_faq_answer_naming_the_subject_in_passing_gives_way_to_one_about_it():
-    """`장기 재고는 어떻게 처리되나요?` is answered `… 할인 판매나 반품을 협의합니다`: 반품 in passing. Asked for the returns
-    period, the returns schedule answers, which is about 반품; on its own the FAQ sentence still does."""
+    """`장기 재고는 어떻게 처리되나요?` is answered `… 할인 판매나 반품을 협의합니다`: 반품 in passing. Asked for the
+    returns period, the returns schedule answers, which is about 반품; on its own the FAQ sentence still does."""
     stock = _faq(
         "장기 재고는 어떻게 처리되나요?",
         "90일 이상 판매가 없는 재고는 장기 재고로 분류되어 담당 MD가 할인 판매나 반품을 협의합니다.",
