@@ -720,7 +720,8 @@ def _answer_score(
         weight = 1.0 if word.lower() in own or word.lower() in context else _SYNONYM_WEIGHT
         if statement.source == "faq" and _names_word(own, variants, word) and not _names_word(context, variants, word):
             # An FAQ answer is about its entry's question: `장기 재고는 어떻게 처리되나요?` answered
-            # `… 할인 판매나 반품을 협의합니다` names 반품 in passing, as near as a section path would, not as its subject.
+            # `… 할인 판매나 반품을 협의합니다` names 반품 in passing, as near as a section path would,
+            # not as its subject.
             found, matched = found + weight * _CONTEXT_WORD, matched + 1
             named_fully = named_fully + _CONTEXT_WORD
         elif _names_word(own, variants, word):
