@@ -53,22 +53,12 @@ def room_resolve(*, room: Room, actor_kind: str = "system", actor_id=None) -> Ro
         resolution, vendor = _resolution_with_vendor(locked.name)
         previous = (locked.resolution_status, locked.vendor_id, locked.resolution_reason)
         previous_vendor_code = locked.vendor.code if locked.vendor_id else None
-        locked.resolution_status = resolution.status
-        locked.vendor = vendor
-        locked.resolution_reason = resolution.reason
-        locked.resolution_candidates = resolution.candidates
-        locked.resolved_name = locked.name
-        locked.resolved_at = timezone.now()
-        locked.save(
-            update_fields=[
-                "resolution_status",
-                "vendor",
-                "resolution_reason",
-                "resolution_candidates",
-                "resolved_name",
-                "resolved_at",
-                "updated_at",
-            ]
+        _resolution_save(
+            locked,
+            status=resolution.status,
+            vendor=vendor,
+            reason=resolution.reason,
+            candidates=resolution.candidates,
         )
         if previous[0] != MATCHED and locked.resolution_status == MATCHED:
             _room_unanswered_alert_close_on_commit(locked, reason="room.resolve")
@@ -131,21 +121,7 @@ def room_vendor_assign(*, room: Room, vendor: Vendor, actor) -> Room:
             "reason": locked.resolution_reason,
         }
         score = next((c["score"] for c in locked.resolution_candidates if c.get("code") == vendor.code), None)
-        locked.resolution_status = Room.ResolutionStatus.MATCHED
-        locked.vendor = vendor
-        locked.resolution_reason = REASON_STAFF_ASSIGNED
-        locked.resolved_name = locked.name
-        locked.resolved_at = timezone.now()
-        locked.save(
-            update_fields=[
-                "resolution_status",
-                "vendor",
-                "resolution_reason",
-                "resolved_name",
-                "resolved_at",
-                "updated_at",
-            ]
-        )
+        _resolution_save(locked, status=Room.ResolutionStatus.MATCHED, vendor=vendor, reason=REASON_STAFF_ASSIGNED)
         audit_record(
             actor_kind="staff",
             actor_id=actor.pk,
@@ -161,6 +137,19 @@ def room_vendor_assign(*, room: Room, vendor: Vendor, actor) -> Room:
         )
         _room_unanswered_alert_close_on_commit(locked, reason="room.assign")
     return locked
+
+
+def _resolution_save(room: Room, *, status: str, vendor, reason: str, candidates: list | None = None) -> None:
+    """Record an outcome on the locked room, under the name it has now; its candidates stay when none are given
+    (staff assigning a vendor keep what the matching found)."""
+    room.resolution_status, room.vendor, room.resolution_reason = status, vendor, reason
+    fields = ["resolution_status", "vendor", "resolution_reason", "resolved_name", "resolved_at", "updated_at"]
+    if candidates is not None:
+        room.resolution_candidates = candidates
+        fields.append("resolution_candidates")
+    room.resolved_name = room.name
+    room.resolved_at = timezone.now()
+    room.save(update_fields=fields)
 
 
 def _room_unanswered_alert_close_on_commit(room: Room, *, reason: str) -> None:
