@@ -22,6 +22,21 @@ def question_reason_label(outcome_reason: str) -> str:
     return f"{label}: {REASON_LABELS.get(reason, reason)}"
 
 
+def room_with_vendor_get(*, room_id: int) -> Room:
+    """The room with its vendor loaded; raises `Room.DoesNotExist` when it is gone."""
+    return Room.objects.select_related("vendor").get(pk=room_id)
+
+
+def question_with_room_get(*, question_id: int) -> Question:
+    """The question with its room and vendor loaded; raises `Question.DoesNotExist` when it is gone."""
+    return Question.objects.select_related("room", "vendor").get(pk=question_id)
+
+
+def questions_by_ids(question_ids) -> list[Question]:
+    """The questions of `question_ids` that exist, by id (the order rows are locked in when a caller changes each)."""
+    return list(Question.objects.filter(pk__in=list(question_ids)).order_by("pk"))
+
+
 def room_messages_before(*, room: Room, before: Message, since: datetime, limit: int) -> list[Message]:
     """At most `limit` of the room's messages with text sent from `since` up to `before` (itself left out), newest
     first (by time, then id: messages sent in the same second keep their upload order)."""

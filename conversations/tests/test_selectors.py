@@ -6,14 +6,17 @@ import pytest
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from conversations.models import Message, Question
+from conversations.models import Message, Question, Room
 from conversations.selectors import (
     question_ids_untouched,
     question_ids_without,
+    question_with_room_get,
     questions_all,
+    questions_by_ids,
     questions_created_between,
     questions_newest_without,
     room_messages_before,
+    room_with_vendor_get,
 )
 from conversations.tests.factories import MessageFactory, QuestionFactory, RoomFactory
 
@@ -127,3 +130,25 @@ class TestQuestionsCreatedBetween:
     def test_questions_all_is_every_question(self):
         questions = {QuestionFactory(status=status) for status in (Status.ACCEPTED, Status.ANSWERED, Status.FAILED)}
         assert set(questions_all()) == questions
+
+
+class TestSingleReads:
+    def test_room_with_vendor_get_loads_the_vendor_and_refuses_a_missing_room(self, django_assert_num_queries):
+        room = RoomFactory()
+        with django_assert_num_queries(1):
+            assert room_with_vendor_get(room_id=room.pk).vendor.name == room.vendor.name
+        with pytest.raises(Room.DoesNotExist):
+            room_with_vendor_get(room_id=room.pk + 1000)
+
+    def test_question_with_room_get_loads_room_and_vendor_and_refuses_a_missing_one(self, django_assert_num_queries):
+        question = QuestionFactory()
+        with django_assert_num_queries(1):
+            loaded = question_with_room_get(question_id=question.pk)
+            assert (loaded.room.name, loaded.vendor.name) == (question.room.name, question.vendor.name)
+        with pytest.raises(Question.DoesNotExist):
+            question_with_room_get(question_id=question.pk + 1000)
+
+    def test_questions_by_ids_are_the_existing_ones_by_id(self):
+        first, second, _ = QuestionFactory(), QuestionFactory(), QuestionFactory()
+        assert questions_by_ids({second.pk, first.pk, second.pk + 1000}) == [first, second]
+        assert questions_by_ids([]) == []
