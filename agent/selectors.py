@@ -26,26 +26,30 @@ from agent.models import (
     ToolCallRecord,
 )
 from agent.verification.kinds import UNKNOWN_KIND
-from conversations.models import Message, Question
+from conversations.models import Question
+from conversations.selectors import (
+    question_ids_untouched,
+    question_ids_without,
+    questions_all,
+    questions_created_between,
+    questions_newest_without,
+    room_messages_before,
+)
 from delivery.selectors import device_names, send_job_history, send_jobs_for_question, send_jobs_unsent_count
 from monitoring.business_hours import business_seconds_between
 from monitoring.selectors import alerts_open_count, liveness_markers_for_question
 from vendors.selectors import vendor_id_names
 
 if TYPE_CHECKING:
+    from conversations.models import Message
     from delivery.models import SendJob
     from monitoring.models import AuditEvent, LivenessMarker
 
 
-def room_history(*, room, before: Message) -> list[dict]:
+def room_history(*, room, before: "Message") -> list[dict]:
     """The room's recent messages before the question, oldest first, within the count and age limits."""
     since = before.sent_at - timedelta(hours=settings.AGENT_HISTORY_HOURS)
-    recent = (
-        Message.objects.filter(room=room, sent_at__gte=since, sent_at__lte=before.sent_at)
-        .exclude(pk=before.pk)
-        .exclude(text="")
-        .order_by("-sent_at", "-pk")[: settings.AGENT_HISTORY_LIMIT]
-    )
+    recent = room_messages_before(room=room, before=before, since=since, limit=settings.AGENT_HISTORY_LIMIT)
     return [
         {
             "role": "assistant" if message.sent_by_me else "user",
@@ -53,7 +57,7 @@ def room_history(*, room, before: Message) -> list[dict]:
             "text": message.text,
             "sent_at": message.sent_at.isoformat(),
         }
-        for message in reversed(list(recent))
+        for message in reversed(recent)
     ]
 
 
@@ -62,22 +66,13 @@ def room_history(*, room, before: Message) -> list[dict]:
 
 def questions_dispatch_lost(*, untouched_since: datetime, limit: int) -> list[int]:
     """Accepted questions nothing has touched since `untouched_since` (their dispatch was lost), oldest id first."""
-    return list(
-        Question.objects.filter(status=Question.Status.ACCEPTED, updated_at__lt=untouched_since)
-        .order_by("pk")
-        .values_list("pk", flat=True)[:limit]
-    )
+    return question_ids_untouched(status=Question.Status.ACCEPTED, untouched_since=untouched_since, limit=limit)
 
 
 def questions_lease_lapsed(*, now: datetime, limit: int) -> list[int]:
     """Running questions without an open run whose lease is still live at `now` (its worker died), oldest first."""
     live_lease = AnswerRun.objects.filter(question=OuterRef("pk"), finished_at__isnull=True, lease_expires_at__gt=now)
-    return list(
-        Question.objects.filter(status=Question.Status.RUNNING)
-        .filter(~Exists(live_lease))
-        .order_by("pk")
-        .values_list("pk", flat=True)[:limit]
-    )
+    return question_ids_without(status=Question.Status.RUNNING, exists=Exists(live_lease), limit=limit)
 
 
 # --- staff views: the question audit page, the needs-attention list, statistics ---
@@ -130,7 +125,7 @@ _NOT_WORD = re.compile(r"[\W_]+")
 
 def questions_annotated(queryset: QuerySet[Question] | None = None) -> QuerySet[Question]:
     """Questions with their latest run's outcome, latency and answer send state, and their staff-review flags."""
-    queryset = Question.objects.all() if queryset is None else queryset
+    queryset = questions_all() if queryset is None else queryset
     latest_run = AnswerRun.objects.filter(question=OuterRef("pk")).order_by("-attempt")
     return queryset.select_related("room", "vendor").annotate(
         latest_outcome=Subquery(latest_run.values("outcome")[:1]),
@@ -377,8 +372,7 @@ class StatisticsWindow:
         return (self.last_day - self.first_day).days + 1
 
     def questions(self) -> QuerySet[Question]:
-        queryset = Question.objects.filter(created_at__gte=self.start, created_at__lt=self.end)
-        return queryset if self.vendor_id is None else queryset.filter(vendor_id=self.vendor_id)
+        return questions_created_between(start=self.start, end=self.end, vendor_id=self.vendor_id)
 
     def run_filter(self, prefix: str = "") -> Q:
         """The window's runs, as a filter on `AnswerRun` (or through `prefix`, e.g. `run__`, on a related model)."""
@@ -568,12 +562,7 @@ def statistics_unanswered_questions(*, limit: int = 10) -> list[Question]:
     """The latest questions nobody answered, newest first: held, no evidence, blocked or failed, and no answer sent
     for them since (a staff approval sends one)."""
     sent = AnswerRun.objects.filter(question=OuterRef("pk"), send_job__isnull=False)
-    return list(
-        Question.objects.filter(status__in=UNANSWERED_STATUSES)
-        .filter(~Exists(sent))
-        .select_related("room", "vendor")
-        .order_by("-created_at", "-pk")[:limit]
-    )
+    return questions_newest_without(statuses=UNANSWERED_STATUSES, exists=Exists(sent), limit=limit)
 
 
 def statistics_source_split(

@@ -48,11 +48,13 @@ from conversations.question_services import (
     question_dispatch,
     question_dispatch_on_commit,
     question_get_locked,
+    question_lock,
     question_reopen,
     question_touch,
     question_transition,
 )
-from delivery.models import SendJob
+from conversations.selectors import question_with_room_get, questions_by_ids, room_with_vendor_get
+from delivery.selectors import send_jobs_by_key
 from delivery.services import SendJobError, send_request_submit
 from monitoring.models import Alert
 from monitoring.services import alert_raise, audit_record
@@ -428,7 +430,7 @@ def question_reanswer(*, question: Question, actor) -> Question:
         locked = question_get_locked(question.pk)
         if locked is None or locked.status != Status.BLOCKED:
             raise QuestionNotActionable("차단된 질문만 다시 답변할 수 있습니다.")
-        room = Room.objects.select_related("vendor").get(pk=locked.room_id)
+        room = room_with_vendor_get(room_id=locked.room_id)
         if room.resolution_status != Room.ResolutionStatus.MATCHED or room.vendor_id is None:
             raise QuestionNotActionable("방의 벤더를 먼저 지정하세요.")
         question_reopen(locked, vendor=room.vendor, actor=actor)
@@ -557,7 +559,7 @@ def attention_update(*, question_ids, actor, owner=UNCHANGED, state: str | None 
         raise ValueError(f"unknown attention state: {state}")
     changed = 0
     with transaction.atomic():
-        for question in Question.objects.filter(pk__in=list(question_ids)).order_by("pk"):
+        for question in questions_by_ids(question_ids):
             changed += _attention_set(question, actor=actor, owner=owner, state=state)
     return changed
 
@@ -565,7 +567,7 @@ def attention_update(*, question_ids, actor, owner=UNCHANGED, state: str | None 
 def _attention_set(question: Question, *, actor, owner=UNCHANGED, state: str | None = None) -> bool:
     """Set the question's attention owner and/or state (inside the caller's transaction); audited when changed."""
     # The question's row lock serialises the first write of its item (two staff acting at once create one row).
-    Question.objects.select_for_update().filter(pk=question.pk).values_list("pk").first()
+    question_lock(question.pk)
     item, _ = AttentionItem.objects.select_for_update().get_or_create(question=question)
     before = {"owner": item.owner_id, "state": item.state}
     if owner is not UNCHANGED:
@@ -703,7 +705,7 @@ def action_request_run(request: ActionRequest, *, actor) -> ActionRequest:
     request = ActionRequest.objects.select_for_update().get(pk=request.pk)
     if request.status != ActionRequest.Status.PENDING:
         return request
-    question = Question.objects.select_related("room", "vendor").get(pk=request.question_id)
+    question = question_with_room_get(question_id=request.question_id)
     context = ToolContext(
         question_id=question.pk,
         vendor=question.vendor,
@@ -766,7 +768,7 @@ def action_request_run_by_staff(*, request: ActionRequest, actor) -> ActionReque
 
 
 def _jobs_by_key(labels: dict[str, str]) -> dict[str, JobSnapshot]:
-    jobs = SendJob.objects.filter(idempotency_key__in=list(labels))
+    jobs = send_jobs_by_key(idempotency_keys=labels)
     return {job.idempotency_key: JobSnapshot(job.pk, job.get_state_display()) for job in jobs}
 
 

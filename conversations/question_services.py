@@ -126,6 +126,12 @@ def question_get_locked(question_id: int, *, skip_locked: bool = False) -> Quest
     )
 
 
+def question_lock(question_id: int) -> None:
+    """Lock the question's row in the caller's transaction without reading it, to serialise a first write that
+    hangs off the question (another app's row created for it)."""
+    Question.objects.select_for_update().filter(pk=question_id).values_list("pk").first()
+
+
 def question_transition(
     question: Question, *, to: str, actor: str, reason: str | None = None, data: dict | None = None
 ) -> Question:

@@ -1,5 +1,10 @@
 """Reads of the conversations app for other apps and the admin."""
 
+from datetime import datetime
+
+from django.db.models import Exists, QuerySet
+
+from conversations.models import Message, Question, Room
 from vendors.resolution import REASON_LABELS
 
 _ROOM_STATUS_LABELS = {"blocked": "방 매칭 차단", "unresolved": "방 벤더 미확정"}
@@ -15,3 +20,68 @@ def question_reason_label(outcome_reason: str) -> str:
     if not reason:
         return f"{label}: 답변 전에 방의 벤더 매칭이 풀렸습니다"
     return f"{label}: {REASON_LABELS.get(reason, reason)}"
+
+
+def room_with_vendor_get(*, room_id: int) -> Room:
+    """The room with its vendor loaded; raises `Room.DoesNotExist` when it is gone."""
+    return Room.objects.select_related("vendor").get(pk=room_id)
+
+
+def question_with_room_get(*, question_id: int) -> Question:
+    """The question with its room and vendor loaded; raises `Question.DoesNotExist` when it is gone."""
+    return Question.objects.select_related("room", "vendor").get(pk=question_id)
+
+
+def questions_by_ids(question_ids) -> list[Question]:
+    """The questions of `question_ids` that exist, by id (the order rows are locked in when a caller changes each)."""
+    return list(Question.objects.filter(pk__in=list(question_ids)).order_by("pk"))
+
+
+def room_messages_before(*, room: Room, before: Message, since: datetime, limit: int) -> list[Message]:
+    """At most `limit` of the room's messages with text sent from `since` up to `before` (itself left out), newest
+    first (by time, then id: messages sent in the same second keep their upload order)."""
+    return list(
+        Message.objects.filter(room=room, sent_at__gte=since, sent_at__lte=before.sent_at)
+        .exclude(pk=before.pk)
+        .exclude(text="")
+        .order_by("-sent_at", "-pk")[:limit]
+    )
+
+
+def question_ids_untouched(*, status: str, untouched_since: datetime, limit: int) -> list[int]:
+    """At most `limit` ids of questions in `status` nothing has changed since `untouched_since`, oldest first."""
+    return list(
+        Question.objects.filter(status=status, updated_at__lt=untouched_since)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def question_ids_without(*, status: str, exists: Exists, limit: int) -> list[int]:
+    """At most `limit` ids of questions in `status` for which `exists` (a subquery on the question, `OuterRef("pk")`,
+    over a higher app's rows) finds nothing, oldest first."""
+    return list(
+        Question.objects.filter(status=status).filter(~exists).order_by("pk").values_list("pk", flat=True)[:limit]
+    )
+
+
+def questions_newest_without(*, statuses: tuple[str, ...], exists: Exists, limit: int) -> list[Question]:
+    """At most `limit` questions in one of `statuses` for which `exists` (as in `question_ids_without`) finds
+    nothing, newest first, with their room and vendor."""
+    return list(
+        Question.objects.filter(status__in=statuses)
+        .filter(~exists)
+        .select_related("room", "vendor")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+
+
+def questions_all() -> QuerySet[Question]:
+    """Every question, for a higher app to annotate with its own rows."""
+    return Question.objects.all()
+
+
+def questions_created_between(*, start: datetime, end: datetime, vendor_id: int | None = None) -> QuerySet[Question]:
+    """The questions asked from `start` (included) to `end` (excluded), of one vendor when `vendor_id` is given."""
+    queryset = Question.objects.filter(created_at__gte=start, created_at__lt=end)
+    return queryset if vendor_id is None else queryset.filter(vendor_id=vendor_id)

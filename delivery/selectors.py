@@ -31,6 +31,11 @@ def send_jobs_for_question(*, question) -> QuerySet[SendJob]:
     return SendJob.objects.filter(question=question).order_by("pk")
 
 
+def send_jobs_by_key(*, idempotency_keys) -> QuerySet[SendJob]:
+    """The jobs created under any of `idempotency_keys` (a key missing has no job yet)."""
+    return SendJob.objects.filter(idempotency_key__in=list(idempotency_keys))
+
+
 def send_job_sent(*, idempotency_key: str) -> bool:
     """Whether the job under `idempotency_key` exists and was sent."""
     return SendJob.objects.filter(idempotency_key=idempotency_key, state=SendJob.State.SENT).exists()

@@ -5,12 +5,15 @@ import ast
 from pathlib import Path
 
 import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from conversations.models import Question
 from conversations.question_services import (
     ALLOWED_TRANSITIONS,
     QuestionStateConflict,
     question_create,
+    question_lock,
     question_transition,
 )
 from conversations.tests.factories import MessageFactory, QuestionFactory
@@ -149,3 +152,12 @@ def test_nothing_but_the_transition_service_writes_a_question_status():
                 if _writes_question_status(node, source)
             ]
     assert writers == []
+
+
+def test_question_lock_locks_only_the_questions_row():
+    question = QuestionFactory()
+    with transaction.atomic(), CaptureQueriesContext(connection) as captured:
+        question_lock(question.pk)
+    (sql,) = [query["sql"] for query in captured.captured_queries if "FOR UPDATE" in query["sql"]]
+    assert f'"conversations_question"."id" = {question.pk}' in sql
+    assert "JOIN" not in sql

@@ -1,10 +1,10 @@
-"""Reads of the delivery app other apps call: whether a job was sent, and how many are not."""
+"""Reads of the delivery app other apps call: whether a job was sent, how many are not, the jobs under keys."""
 
 import pytest
 
 from conversations.tests.factories import RoomFactory
 from delivery.models import SendJob
-from delivery.selectors import send_job_sent, send_jobs_unsent_count
+from delivery.selectors import send_job_sent, send_jobs_by_key, send_jobs_unsent_count
 from delivery.services import send_request_submit
 from delivery.tests.factories import StaffUserFactory
 
@@ -45,3 +45,11 @@ def test_send_jobs_unsent_count_counts_every_job_not_sent(submit):
         submit(state, state)
 
     assert send_jobs_unsent_count() == 3
+
+
+def test_send_jobs_by_key_finds_the_jobs_under_the_keys_given(submit):
+    queued, failed = submit("a", State.QUEUED), submit("b", State.FAILED)
+    submit("other", State.SENT)
+
+    assert set(send_jobs_by_key(idempotency_keys={"a": "첫째", "b": "둘째", "no-such-key": "셋째"})) == {queued, failed}
+    assert list(send_jobs_by_key(idempotency_keys=[])) == []
