@@ -79,10 +79,11 @@ def candidate_rows(questions: list[LabelledQuestion], entries: list[FaqEntry]) -
     passage_vectors = embedder.embed_documents(passages)
     ids = np.array([entry.pk for entry in entries])
     position = {entry.pk: index for index, entry in enumerate(entries)}
+    queries = [spoken_forms_written(question.query) for question in questions]
+    # One call for every query: the local model's cost is per call more than per text.
+    query_vectors = embedder.embed_queries(queries) if queries else []
     rows = []
-    for question in questions:
-        query = spoken_forms_written(question.query)
-        query_vector = embedder.embed_queries([query])[0]
+    for question, query, query_vector in zip(questions, queries, query_vectors, strict=True):
         nearest = set(np.argsort(-(question_vectors @ query_vector))[:POOL_PER_SEARCH])
         nearest |= set(np.argsort(-(passage_vectors @ query_vector))[:POOL_PER_SEARCH])
         if question.expected is not None:
@@ -111,6 +112,8 @@ def fit_logistic(
 def training_matrix(rows: list[CandidateRows]) -> tuple[np.ndarray, np.ndarray]:
     """The rows of the labelled questions, each candidate labelled 1 when it is the expected entry."""
     labelled = [row for row in rows if row.expected is not None]
+    if not labelled:
+        raise LabelledSetInvalid("the calibration files hold no labelled question to fit on")
     features = np.vstack([row.features for row in labelled])
     labels = np.concatenate([(row.entry_ids == row.expected).astype(float) for row in labelled])
     return features, labels

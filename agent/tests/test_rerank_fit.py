@@ -137,5 +137,8 @@ def test_the_command_refuses_a_file_used_for_both_and_a_missing_file(entries, tm
     same = _write(tmp_path / "same.jsonl", [{"query": "점심 메뉴", "expected": ""}])
     with pytest.raises(CommandError, match="겹칩니다"):
         call_command("fit_faq_reranker", "--calibrate", same, "--held-out", same)
+    only_unrelated = _write(tmp_path / "unrelated.jsonl", [{"query": "오늘 날씨", "expected": ""}])
+    with pytest.raises(CommandError, match="no labelled question"):
+        call_command("fit_faq_reranker", "--calibrate", only_unrelated, "--held-out", same)
     with pytest.raises(CommandError, match="파일이 없습니다"):
         call_command("fit_faq_reranker", "--calibrate", tmp_path / "none.jsonl", "--held-out", same)

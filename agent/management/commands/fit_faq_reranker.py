@@ -70,9 +70,12 @@ class Command(ProjectCommand):
         floor = settings.FAQ_RERANK_FLOOR_LOCAL
         calibration_rows = candidate_rows(calibration, entries)
         held_out_rows = candidate_rows(held_out, entries)
-        features, labels = training_matrix(calibration_rows)
-        weights, _ = fit_logistic(features, labels)
-        bias = floor_bias(calibration_rows, weights, floor)
+        try:
+            features, labels = training_matrix(calibration_rows)
+            weights, _ = fit_logistic(features, labels)
+            bias = floor_bias(calibration_rows, weights, floor)
+        except LabelledSetInvalid as error:
+            raise CommandError(str(error)) from error
         result = {
             "weights": [round(float(weight), 3) for weight in weights],
             "bias": round(bias, 3),
