@@ -15,7 +15,7 @@ from monitoring.models import Alert
 from monitoring.services import alert_close, audit_record
 from vendors.models import Vendor
 from vendors.resolution import MATCHED, REASON_STAFF_ASSIGNED, Resolution
-from vendors.selectors import room_name_resolve, vendor_get_active_by_code
+from vendors.selectors import room_name_resolve, vendor_get_by_code
 
 
 class RoomResolutionStale(RuntimeError):
@@ -33,7 +33,7 @@ def _resolution_with_vendor(room_name: str) -> tuple[Resolution, Vendor | None]:
         resolution = room_name_resolve(room_name)
         if resolution.status != MATCHED:
             return resolution, None
-        vendor = vendor_get_active_by_code(resolution.vendor_code)
+        vendor = vendor_get_by_code(resolution.vendor_code, active_only=True)
         if vendor is not None:
             return resolution, vendor
     raise RoomResolutionStale(f"Vendor {resolution.vendor_code} matched by the index is gone or inactive.")

@@ -24,12 +24,9 @@ from vendors.resolution import Resolution, VendorIndex, normalize_name
 VENDOR_NAMES_GENERATION_KEY = "vendors:names:generation"
 
 
-def vendor_get_by_code(code: str) -> Vendor | None:
-    return Vendor.objects.filter(code=code).first()
-
-
-def vendor_get_active_by_code(code: str) -> Vendor | None:
-    return Vendor.objects.filter(code=code, is_active=True).first()
+def vendor_get_by_code(code: str, *, active_only: bool = False) -> Vendor | None:
+    vendors = Vendor.objects.filter(code=code)
+    return (vendors.filter(is_active=True) if active_only else vendors).first()
 
 
 def vendor_names_revision() -> str:
