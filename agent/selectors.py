@@ -10,9 +10,8 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Aggregate, Count, Exists, FloatField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Aggregate, Count, Exists, FloatField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from agent.models import (
@@ -28,9 +27,12 @@ from agent.models import (
 from agent.verification.kinds import UNKNOWN_KIND
 from conversations.models import Question
 from conversations.selectors import (
+    question_counts_by_day,
     question_ids_untouched,
     question_ids_without,
+    question_texts_counted,
     questions_all,
+    questions_count_between,
     questions_created_between,
     questions_newest_without,
     room_messages_before,
@@ -371,8 +373,13 @@ class StatisticsWindow:
     def days(self) -> int:
         return (self.last_day - self.first_day).days + 1
 
+    def question_range(self) -> dict:
+        """The window as the keyword arguments of conversations' `questions_…_between` selectors."""
+        return {"start": self.start, "end": self.end, "vendor_id": self.vendor_id}
+
     def questions(self) -> QuerySet[Question]:
-        return questions_created_between(start=self.start, end=self.end, vendor_id=self.vendor_id)
+        """The window's questions, for a read that joins agent's own rows to them."""
+        return questions_created_between(**self.question_range())
 
     def run_filter(self, prefix: str = "") -> Q:
         """The window's runs, as a filter on `AnswerRun` (or through `prefix`, e.g. `run__`, on a related model)."""
@@ -395,14 +402,7 @@ def statistics_daily(*, days: int = 14, now: datetime | None = None, window: Sta
     """Per Seoul day, oldest first, every day present: questions asked (`total`) and how many ended in each
     terminal status (keys are the status values)."""
     window = _window(days, now, window)
-    counts = {
-        row["day"]: row
-        for row in window.questions()
-        .order_by()
-        .annotate(day=TruncDate("created_at", tzinfo=STATISTICS_TIMEZONE))
-        .values("day")
-        .annotate(total=Count("pk"), **{status: Count("pk", filter=Q(status=status)) for status in DAILY_STATUSES})
-    }
+    counts = question_counts_by_day(**window.question_range(), statuses=DAILY_STATUSES, tz=STATISTICS_TIMEZONE)
     empty = {"total": 0, **dict.fromkeys(DAILY_STATUSES, 0)}
     rows = []
     for offset in range(window.days):
@@ -541,14 +541,7 @@ def statistics_frequent_questions(
     window = _window(days, now, window)
     counts: Counter = Counter()
     newest: dict[str, tuple[datetime, str]] = {}
-    wordings = (
-        window.questions()
-        .order_by()
-        .values("text")
-        .annotate(asked=Count("pk"), last_asked=Max("created_at"))
-        .values_list("text", "asked", "last_asked")
-    )
-    for text, asked, last_asked in wordings.iterator(chunk_size=2000):
+    for text, asked, last_asked in question_texts_counted(**window.question_range()):
         key = question_text_key(text)
         if key:
             counts[key] += asked
@@ -597,9 +590,9 @@ def statistics_rates(*, window: StatisticsWindow) -> dict:
     reviews = AnswerReview.objects.filter(question__in=questions)
     answered = questions.filter(status=Question.Status.ANSWERED)
     counts = {
-        "asked": questions.count(),
+        "asked": questions_count_between(**window.question_range()),
         "automatic": answered.exclude(Exists(AnswerReview.objects.filter(question=OuterRef("pk")))).count(),
-        "answered": answered.count(),
+        "answered": questions_count_between(**window.question_range(), status=Question.Status.ANSWERED),
         "staff_sends": reviews.filter(action__in=[AnswerReview.Action.APPROVE, AnswerReview.Action.OVERRIDE]).count(),
         "overrides": reviews.filter(action=AnswerReview.Action.OVERRIDE).count(),
         "marked_wrong": answered.filter(

@@ -1,8 +1,10 @@
 """Reads of the conversations app for other apps and the admin."""
 
-from datetime import datetime
+from collections.abc import Iterator
+from datetime import date, datetime, tzinfo
 
-from django.db.models import Exists, QuerySet
+from django.db.models import Count, Exists, Max, Q, QuerySet
+from django.db.models.functions import TruncDate
 
 from conversations.models import Message, Question, Room
 from vendors.resolution import REASON_LABELS
@@ -85,3 +87,41 @@ def questions_created_between(*, start: datetime, end: datetime, vendor_id: int 
     """The questions asked from `start` (included) to `end` (excluded), of one vendor when `vendor_id` is given."""
     queryset = Question.objects.filter(created_at__gte=start, created_at__lt=end)
     return queryset if vendor_id is None else queryset.filter(vendor_id=vendor_id)
+
+
+def questions_count_between(
+    *, start: datetime, end: datetime, vendor_id: int | None = None, status: str | None = None
+) -> int:
+    """How many questions `questions_created_between` finds, only those in `status` when it is given."""
+    queryset = questions_created_between(start=start, end=end, vendor_id=vendor_id)
+    return (queryset if status is None else queryset.filter(status=status)).count()
+
+
+def question_counts_by_day(
+    *, start: datetime, end: datetime, vendor_id: int | None = None, statuses: tuple[str, ...], tz: tzinfo
+) -> dict[date, dict[str, int]]:
+    """Per day in `tz` of the questions `questions_created_between` finds: how many were asked (`total`) and how
+    many are in each of `statuses` (keyed by the status value). Only days with a question have a row."""
+    rows = (
+        questions_created_between(start=start, end=end, vendor_id=vendor_id)
+        .order_by()
+        .annotate(day=TruncDate("created_at", tzinfo=tz))
+        .values("day")
+        .annotate(total=Count("pk"), **{status: Count("pk", filter=Q(status=status)) for status in statuses})
+    )
+    return {row.pop("day"): row for row in rows}
+
+
+def question_texts_counted(
+    *, start: datetime, end: datetime, vendor_id: int | None = None
+) -> Iterator[tuple[str, int, datetime]]:
+    """`(text, how many times asked, when last asked)` per distinct text of the questions `questions_created_between`
+    finds, in no order; streamed in chunks, as a window can hold many wordings."""
+    return (
+        questions_created_between(start=start, end=end, vendor_id=vendor_id)
+        .order_by()
+        .values("text")
+        .annotate(asked=Count("pk"), last_asked=Max("created_at"))
+        .values_list("text", "asked", "last_asked")
+        .iterator(chunk_size=2000)
+    )

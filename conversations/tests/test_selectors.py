@@ -1,6 +1,7 @@
 """The question and message reads other apps use: what each one filters, how it orders and where it stops."""
 
-from datetime import timedelta
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.db.models import Exists, OuterRef
@@ -8,11 +9,14 @@ from django.utils import timezone
 
 from conversations.models import Message, Question, Room
 from conversations.selectors import (
+    question_counts_by_day,
     question_ids_untouched,
     question_ids_without,
+    question_texts_counted,
     question_with_room_get,
     questions_all,
     questions_by_ids,
+    questions_count_between,
     questions_created_between,
     questions_newest_without,
     room_messages_before,
@@ -130,6 +134,71 @@ class TestQuestionsCreatedBetween:
     def test_questions_all_is_every_question(self):
         questions = {QuestionFactory(status=status) for status in (Status.ACCEPTED, Status.ANSWERED, Status.FAILED)}
         assert set(questions_all()) == questions
+
+
+SEOUL = ZoneInfo("Asia/Seoul")
+
+
+class TestQuestionCountsBetween:
+    """The statistics' counts over `questions_created_between`: the same bounds, the vendor narrowing, plain data."""
+
+    @pytest.fixture
+    def asked(self):
+        """Questions of one vendor either side of Seoul's midnight and on the window's edges, and another vendor's."""
+        first = QuestionFactory(status=Status.ANSWERED, text="결제 조건?")
+        vendor = first.vendor
+        _set(first, created_at=datetime(2025, 3, 13, 0, 0, tzinfo=SEOUL))  # the start: included
+        for when, status, text in [
+            (datetime(2025, 3, 13, 23, 59, tzinfo=SEOUL), Status.HELD, "결제 조건?"),
+            (datetime(2025, 3, 14, 0, 1, tzinfo=SEOUL), Status.ANSWERED, "반품은요"),
+            (datetime(2025, 3, 15, 0, 0, tzinfo=SEOUL), Status.ANSWERED, "결제 조건?"),  # the end: excluded
+            (datetime(2025, 3, 12, 23, 59, tzinfo=SEOUL), Status.FAILED, "반품은요"),  # before the start
+        ]:
+            _set(QuestionFactory(vendor=vendor, message__room=first.room, status=status, text=text), created_at=when)
+        other = _set(
+            QuestionFactory(status=Status.FAILED, text="반품은요"), created_at=datetime(2025, 3, 14, 9, tzinfo=SEOUL)
+        )
+        bounds = {"start": datetime(2025, 3, 13, tzinfo=SEOUL), "end": datetime(2025, 3, 15, tzinfo=SEOUL)}
+        return {"bounds": bounds, "vendor_id": vendor.pk, "other_vendor_id": other.vendor_id}
+
+    def test_questions_count_between_counts_all_or_one_status(self, asked):
+        bounds = asked["bounds"]
+        assert questions_count_between(**bounds) == 4
+        assert questions_count_between(**bounds, status=Status.ANSWERED) == 2
+        assert questions_count_between(**bounds, vendor_id=asked["vendor_id"]) == 3
+        assert questions_count_between(**bounds, vendor_id=asked["other_vendor_id"], status=Status.ANSWERED) == 0
+
+    def test_counts_by_day_are_per_day_of_the_zone_given_only_days_with_questions(
+        self, asked, django_assert_num_queries
+    ):
+        statuses = (Status.ANSWERED, Status.HELD, Status.FAILED)
+        with django_assert_num_queries(1):
+            counts = question_counts_by_day(**asked["bounds"], statuses=statuses, tz=SEOUL)
+        assert counts == {
+            date(2025, 3, 13): {"total": 2, "answered": 1, "held": 1, "failed": 0},
+            date(2025, 3, 14): {"total": 2, "answered": 1, "held": 0, "failed": 1},
+        }
+        # UTC is nine hours behind Seoul: 00:00 on the 13th falls on the 12th, 00:01 on the 14th on the 13th.
+        utc = question_counts_by_day(
+            **asked["bounds"], vendor_id=asked["vendor_id"], statuses=statuses, tz=ZoneInfo("UTC")
+        )
+        assert utc == {
+            date(2025, 3, 12): {"total": 1, "answered": 1, "held": 0, "failed": 0},
+            date(2025, 3, 13): {"total": 2, "answered": 1, "held": 1, "failed": 0},
+        }
+
+    def test_texts_counted_are_each_distinct_wording_with_its_count_and_last_time(
+        self, asked, django_assert_num_queries
+    ):
+        with django_assert_num_queries(1):
+            texts = sorted(question_texts_counted(**asked["bounds"]))
+        assert texts == [
+            ("결제 조건?", 2, datetime(2025, 3, 13, 23, 59, tzinfo=SEOUL)),
+            ("반품은요", 2, datetime(2025, 3, 14, 9, 0, tzinfo=SEOUL)),
+        ]
+        assert list(question_texts_counted(**asked["bounds"], vendor_id=asked["other_vendor_id"])) == [
+            ("반품은요", 1, datetime(2025, 3, 14, 9, 0, tzinfo=SEOUL))
+        ]
 
 
 class TestSingleReads:
