@@ -425,27 +425,29 @@ def statistics_violations_by_kind(
     return violations_by_kind_python(window.start, window=window)
 
 
-def _violation_items_sql(window: StatisticsWindow | None) -> tuple[str, list]:
-    """The FROM and WHERE of every violation in the draft rounds of the window's runs (all runs without one), one
-    row per violation as `item` with the run and its question: the counts by kind and the questions behind a kind
-    read the same rows, so a bar and its list agree."""
-    conditions, params = [], []
+def _violation_items_sql(window: StatisticsWindow | None, *, kind: str | None = None) -> tuple[str, list]:
+    """The FROM (and WHERE) of every violation in the draft rounds of the window's runs (all runs without one; of
+    `kind` only when given), one row per violation as `item` with its `draft` round and `answer_run` (`id`,
+    `question_id`): the counts by kind and the questions behind a kind read the same rows, so a bar and its list
+    agree."""
+    runs = AnswerRun.objects.order_by()
     if window is not None:
-        conditions.append("answer_run.started_at >= %s AND answer_run.started_at < %s")
-        params += [window.start, window.end]
-        if window.vendor_id is not None:
-            conditions.append("question.vendor_id = %s")
-            params.append(window.vendor_id)
+        # The window's runs as the ORM writes them for the other statistics (`run_filter`, which joins conversations'
+        # question for the vendor), so this SQL names agent's tables only; the JSON unnesting has no ORM form.
+        # PostgreSQL flattens the derived table: the plan is the old explicit join's.
+        runs = runs.filter(window.run_filter())
+    runs_sql, params = runs.values("id", "question_id").query.sql_with_params()
     sql = f"""
         FROM {DraftRound._meta.db_table} AS draft
-        JOIN {AnswerRun._meta.db_table} AS answer_run ON answer_run.id = draft.run_id
-        JOIN {Question._meta.db_table} AS question ON question.id = answer_run.question_id
+        JOIN ({runs_sql}) AS answer_run ON answer_run.id = draft.run_id
         CROSS JOIN LATERAL jsonb_array_elements(
             CASE WHEN jsonb_typeof(draft.violations) = 'array' THEN draft.violations ELSE '[]'::jsonb END
         ) AS item
-        WHERE {" AND ".join(conditions) or "TRUE"}
     """
-    return sql, params
+    if kind is not None:
+        sql += f"WHERE {_ITEM_KIND_SQL} = %s"
+        params = (*params, kind)
+    return sql, list(params)
 
 
 # Like `_violation_kind`: a missing, null or empty kind is the unknown one.
@@ -455,7 +457,7 @@ _ITEM_KIND_SQL = f"COALESCE(NULLIF(item->>'kind', ''), '{UNKNOWN_KIND}')"
 def _violations_by_kind_postgresql(window: StatisticsWindow) -> list[dict]:
     items, params = _violation_items_sql(window)
     sql = f"""
-        SELECT {_ITEM_KIND_SQL} AS kind, COUNT(*), COUNT(DISTINCT draft.run_id), COUNT(DISTINCT question.id)
+        SELECT {_ITEM_KIND_SQL} AS kind, COUNT(*), COUNT(DISTINCT draft.run_id), COUNT(DISTINCT answer_run.question_id)
         {items}
         GROUP BY 1
         ORDER BY 2 DESC, 1
@@ -509,9 +511,8 @@ def questions_with_violation_kind(
     window's runs when given): exactly the questions a bar of `statistics_violations_by_kind` counts."""
     if connection.vendor != "postgresql":
         return questions_with_violation_kind_python(queryset, kind, window=window)
-    items, params = _violation_items_sql(window)
-    sql = f"SELECT DISTINCT question.id {items} AND {_ITEM_KIND_SQL} = %s"
-    return queryset.filter(pk__in=RawSQL(sql, (*params, kind)))
+    items, params = _violation_items_sql(window, kind=kind)
+    return queryset.filter(pk__in=RawSQL(f"SELECT DISTINCT answer_run.question_id {items}", params))
 
 
 def questions_with_violation_kind_python(

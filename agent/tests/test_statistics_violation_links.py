@@ -13,6 +13,8 @@ from agent.selectors import (
     StatisticsWindow,
     questions_with_violation_kind,
     questions_with_violation_kind_python,
+    statistics_violations_by_kind,
+    violations_by_kind_python,
 )
 from agent.tests.test_statistics import SEOUL, question_at, run_at, violation
 from conversations.models import Question
@@ -121,6 +123,30 @@ def test_the_question_list_filters_by_violation_kind_on_both_paths(admin_client,
     )
     assert len(listed) == 4 and violations["counted"]["amount"] < listed
     assert "검증 위반 종류" in admin_client.get(reverse("admin:conversations_question_changelist")).content.decode()
+
+
+def test_a_vendors_window_counts_and_lists_the_same_questions_on_both_paths(violations):
+    vendor = violations["vendor"]
+    window = StatisticsWindow(first_day=date(2025, 3, 13), last_day=date(2025, 3, 14), vendor_id=vendor.pk)
+    expected = [
+        {"kind": "amount", "count": 3, "runs": 2, "questions": 2},
+        {"kind": "unknown", "count": 2, "runs": 1, "questions": 1},
+        {"kind": "brand_misspelt", "count": 1, "runs": 1, "questions": 1},
+    ]
+
+    assert statistics_violations_by_kind(window=window) == expected  # PostgreSQL unnests the lists
+    assert violations_by_kind_python(window.start, window=window) == expected
+    everything = Question.objects.all()
+    for kind, counted in violations["counted"].items():
+        assert set(questions_with_violation_kind(everything, kind, window=window)) == set(
+            questions_with_violation_kind_python(everything, kind, window=window)
+        )
+        assert {question.pk for question in questions_with_violation_kind(everything, kind, window=window)} == counted
+    # Without a window every run of every vendor counts, the late run and the other vendor's too.
+    assert set(questions_with_violation_kind(everything, "amount")) == set(
+        questions_with_violation_kind_python(everything, "amount")
+    )
+    assert len(questions_with_violation_kind(everything, "amount")) == 4
 
 
 def test_a_bad_day_in_the_link_is_refused_not_an_error(admin_client, violations):
