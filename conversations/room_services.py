@@ -1,4 +1,5 @@
-"""Writes of a room's counterpart: resolving its name to a vendor, staff assigning one, re-resolving rooms.
+"""Writes of a room and its counterpart: creating one, resolving its name to a vendor, staff assigning one,
+re-resolving rooms.
 
 The matching itself is vendors' (`vendors.resolution`, pure, read through `vendors.selectors`); the outcome is
 stored on the room, which is conversations', so the writes live here, above vendors.
@@ -37,6 +38,25 @@ def _resolution_with_vendor(room_name: str) -> tuple[Resolution, Vendor | None]:
         if vendor is not None:
             return resolution, vendor
     raise RoomResolutionStale(f"Vendor {resolution.vendor_code} matched by the index is gone or inactive.")
+
+
+def room_create(
+    *, stable_key: str, name: str, kind: str = Room.Kind.EXTERNAL, actor_kind: str = "system", actor_id=None
+) -> Room:
+    """A room no upload has brought yet (a test world's, a bench's), resolved to its counterpart as an uploaded room
+    is: created and audited (`room.create`), then `room_resolve`d, in one transaction. Returns the resolved room."""
+    if kind not in Room.Kind.values:
+        raise ValueError(f"unknown room kind: {kind}")
+    with transaction.atomic():
+        room = Room.objects.create(stable_key=stable_key, name=name, kind=kind)
+        audit_record(
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            action="room.create",
+            target=room,
+            data={"stable_key": stable_key, "room_name": name, "kind": kind},
+        )
+        return room_resolve(room=room, actor_kind=actor_kind, actor_id=actor_id)
 
 
 def room_resolve(*, room: Room, actor_kind: str = "system", actor_id=None) -> Room:
