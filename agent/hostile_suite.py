@@ -41,6 +41,7 @@ from agent.pipeline import AnswerTrace, QuestionContext, answer_compose
 from agent.tools.company import COMPANY_TOOL_NAMES
 from agent.verification import find_action_claims
 from conversations.models import Room
+from conversations.room_services import room_create
 
 ASKED_ON = datetime.date(2026, 12, 5)
 SHARED_BRAND, ONLY_SECOND_BRAND, ONLY_THIRD_BRAND = "햇살촌", "고운결", "맑은샘"
@@ -131,7 +132,8 @@ def hostile_world_create() -> World:
 
     For a throwaway database (a test, or the report command's test database). Vendors, brands, products and
     records are created by the vendors services, which validate, index and audit them (a new brand, product or
-    record is handed to its service unsaved); rooms directly, since no conversations service creates one."""
+    record is handed to its service unsaved); rooms by `room_create`, which resolves each to its vendor as an
+    upload would."""
     from agent.knowledge.faq_services import faq_entry_create
     from agent.knowledge.hub import hub_document_ingest
     from vendors.models import Brand, Product, VendorRecord
@@ -144,13 +146,16 @@ def hostile_world_create() -> World:
     for spec in WORLD_VENDORS:
         vendor, _ = vendor_upsert(code=spec.code, name=spec.name, aliases=spec.aliases, actor_id="hostile")
         vendors[spec.code] = vendor
-        rooms[spec.code] = Room.objects.create(
+        room = room_create(
             stable_key=f"hostile-{spec.code}",
             name=f"({spec.code}) {spec.name}",
             kind=Room.Kind.EXTERNAL,
-            resolution_status=Room.ResolutionStatus.MATCHED,
-            vendor=vendor,
+            actor_id="hostile",
         )
+        # The cases are built on each room being its vendor's; a name that stopped resolving would break them all.
+        if room.vendor_id != vendor.pk:
+            raise RuntimeError(f"Room {room.name} resolved to {room.resolution_status}, not to vendor {spec.code}.")
+        rooms[spec.code] = room
         for brand, name, sku, price in spec.products:
             product_save(
                 product=Product(vendor=vendor, sku=sku),
