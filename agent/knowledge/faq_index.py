@@ -557,12 +557,16 @@ def _frame_receive(connection: socket.socket) -> dict:
     return json.loads(_receive_exactly(connection, length).decode("utf-8"))
 
 
+class _ConnectionDropped(ConnectionError):
+    """The other end closed or reset the connection before a whole frame arrived."""
+
+
 def _receive_exactly(connection: socket.socket, size: int) -> bytes:
     chunks, left = [], size
     while left:
         chunk = connection.recv(min(left, 1 << 20))
         if not chunk:
-            raise ConnectionError("the FAQ index owner closed the connection")
+            raise _ConnectionDropped("the other end closed the connection")
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
@@ -620,8 +624,19 @@ def _owner_ask(operation: str, arguments: dict, timeout: float | None):
     """Send one operation to the process that owns the local folder and return its result.
 
     No owner answering (it exited, or the holder is a client that does not serve): if the folder has become free
-    this process takes it and runs the operation itself; otherwise `FaqIndexUnavailable` names the holder.
+    this process takes it and runs the operation itself; otherwise `FaqIndexUnavailable` names the holder. An owner
+    that drops the connection before it replies (it was exiting) is asked once more: every operation is idempotent,
+    and the second ask finds the next owner or the free folder.
     """
+    for attempt in (1, 2):
+        try:
+            return _owner_ask_once(operation, arguments, timeout)
+        except _ConnectionDropped as error:
+            if attempt == 2:
+                raise FaqIndexUnavailable(f"the FAQ index owner did not answer {operation}: {error}") from error
+
+
+def _owner_ask_once(operation: str, arguments: dict, timeout: float | None):
     folder = _client_config()[1]
     path = _owner_socket_path(folder)
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -639,8 +654,13 @@ def _owner_ask(operation: str, arguments: dict, timeout: float | None):
                 f"the local Qdrant folder {folder} is held by another process ({holder}) that does not serve the "
                 "FAQ index to other processes: stop it, or set QDRANT_URL"
             ) from None
-        _frame_send(connection, {"operation": operation, "arguments": arguments})
-        reply = _frame_receive(connection)
+        try:
+            _frame_send(connection, {"operation": operation, "arguments": arguments})
+            reply = _frame_receive(connection)
+        except (ConnectionResetError, BrokenPipeError) as error:
+            raise _ConnectionDropped(str(error)) from error
+    except _ConnectionDropped:
+        raise
     except (OSError, ValueError) as error:
         raise FaqIndexUnavailable(f"the FAQ index owner did not answer {operation}: {error}") from error
     finally:

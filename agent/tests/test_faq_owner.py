@@ -1,9 +1,12 @@
 """The local FAQ index across processes: one process owns the folder and serves it; the others ask it, never
 building a client that would fail (slowly) on the lock, never answering from a silent keyword fallback."""
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -180,3 +183,58 @@ def test_a_process_that_opened_the_local_index_exits_cleanly(local_index):
     assert child.stdout.strip() == "owner True"
     assert "Traceback" not in child.stderr and "Exception ignored" not in child.stderr, child.stderr[-3000:]
     assert faq_index_owner()["held"] is False  # the folder was released at exit
+
+
+def _dropping_owner(folder: str, *, drops: int, on_last_drop=None) -> threading.Thread:
+    """A stand-in owner at the folder's socket that reads each request and closes without a reply, as an owner
+    does when it exits in the middle of a request."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = faq_index._owner_socket_path(folder)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    listener.bind(path)
+    listener.listen(4)
+
+    def serve():
+        for number in range(1, drops + 1):
+            connection, _ = listener.accept()
+            connection.recv(1 << 16)
+            if number == drops:
+                listener.close()
+                os.unlink(path)
+                if on_last_drop:
+                    on_last_drop()
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db
+def test_an_owner_that_exits_during_a_request_is_asked_again_and_the_folder_taken(local_index):
+    from qdrant_client import QdrantClient
+
+    folder = faq_index._client_config()[1]
+    holder = QdrantClient(path=str(local_index))
+    owner = _dropping_owner(folder, drops=1, on_last_drop=holder.close)
+
+    assert faq_index_vector_count() == 0
+    owner.join(timeout=10)
+    assert faq_index_owner()["this_process"] is True
+
+
+@pytest.mark.django_db
+def test_an_owner_that_drops_the_request_twice_is_reported_unavailable(local_index):
+    from qdrant_client import QdrantClient
+
+    folder = faq_index._client_config()[1]
+    holder = QdrantClient(path=str(local_index))
+    try:
+        owner = _dropping_owner(folder, drops=2)
+        with pytest.raises(FaqIndexUnavailable, match="did not answer count"):
+            faq_index_vector_count()
+        owner.join(timeout=10)
+        assert faq_index_owner()["this_process"] is False
+    finally:
+        holder.close()
