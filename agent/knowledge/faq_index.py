@@ -33,6 +33,7 @@ import socket
 import struct
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -645,9 +646,12 @@ def _owner_ask_once(operation: str, arguments: dict, timeout: float | None):
         try:
             connection.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
-            if _folder_free(folder):
+            handover = "free" if _folder_free(folder) else _handover_awaited(folder, path)
+            if handover == "free":
                 local, _, _ = _owner_operations()[operation]
                 return local(**arguments)
+            if handover == "serving":
+                raise _ConnectionDropped("the FAQ index owner started serving") from None
             owner = faq_index_owner()["owner"]
             holder = f"process {owner['pid']} on {owner['host']} since {owner['started_at']}" if owner else "a client"
             raise FaqIndexUnavailable(
@@ -668,6 +672,40 @@ def _owner_ask_once(operation: str, arguments: dict, timeout: float | None):
     if "error" in reply:
         raise FaqIndexUnavailable(f"the FAQ index owner failed {operation}: {reply['error']}")
     return _owner_operations()[operation][2](reply["result"])
+
+
+_HANDOVER_SECONDS = 3.0
+_HANDOVER_POLL_SECONDS = 0.05
+
+
+def _handover_awaited(folder: str, socket_path: str) -> str:
+    """An owner of ours (its `owner.json` is there) that holds the folder without serving is exiting or starting:
+    wait a moment for the folder to come free ("free") or its socket to appear ("serving"); "" when neither happens,
+    or when the holder is not one of ours (a client in a shell never serves)."""
+    if not (Path(folder) / _OWNER_FILE).exists():
+        return ""
+    # An exiting owner removes `owner.json` before it closes its client: the lock outlives the file a moment.
+    deadline = time.monotonic() + _HANDOVER_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(_HANDOVER_POLL_SECONDS)
+        if _folder_free(folder):
+            return "free"
+        if _socket_accepts(socket_path):
+            return "serving"
+    return ""
+
+
+def _socket_accepts(path: str) -> bool:
+    """Whether a process listens at `path` (a socket file left by an owner that was killed accepts nothing)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(_HANDOVER_POLL_SECONDS)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 class _OwnerServer:

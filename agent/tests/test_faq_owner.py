@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,27 @@ def test_an_owner_that_drops_the_request_twice_is_reported_unavailable(local_ind
         assert faq_index_owner()["this_process"] is False
     finally:
         holder.close()
+
+
+@pytest.mark.django_db
+def test_an_owner_of_ours_that_is_exiting_hands_the_folder_over_instead_of_failing(local_index):
+    """Its socket already gone, its `owner.json` still there and the folder still locked for a moment: the caller
+    waits for the lock to come free and takes the folder, rather than reporting a holder that does not serve."""
+    from qdrant_client import QdrantClient
+
+    folder = Path(faq_index._client_config()[1])
+    holder = QdrantClient(path=str(local_index))
+    (folder / "owner.json").write_text('{"pid": 1, "host": "elsewhere", "started_at": "now", "socket": "gone"}')
+
+    def exit_soon():
+        time.sleep(0.5)
+        (folder / "owner.json").unlink()
+        holder.close()
+
+    exiting = threading.Thread(target=exit_soon)
+    exiting.start()
+    try:
+        assert faq_index_vector_count() == 0
+    finally:
+        exiting.join(timeout=10)
+    assert faq_index_owner()["this_process"] is True
