@@ -179,7 +179,7 @@ _ASPECT_WORD_FAMILIES = {
     ),
 }
 _FILLER_WORDS = korean_text.word_set(
-    "지금 현재 요즘 진행 중인 저희 우리 이번 이번달 다음 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
+    "지금 이제 현재 요즘 진행 중인 저희 우리 이번 이번달 다음 달 혹시 매달 매월 매번 보통 원래 다시 새로 제일 가장",
     # the present period a question is asked in ("이달 말", "올해 계약"): the question's date decides it
     "이달 이번주 금주 올해 금년",
     # a period or day named relative to today ("지난달 정산", "내일 수량"): the question's date decides which
@@ -190,7 +190,10 @@ _FILLER_WORDS = korean_text.word_set(
     "기억 헷갈려서 헷갈려서요 맨날",
     # the asker's own side ("저희쪽 단가")
     "저희쪽 우리쪽 저희측 우리측",
-    "말고 대신 또 그럼 그러면 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에 답 답은 답을 답변 회신 답장",
+    # the company asked, named as the asker's counterpart ("귀사 납품하려면"): who is asked, not what about
+    "귀사",
+    "말고 대신 또 그럼 그러면 그런데 혹은 계속 자꾸 같이 후에 전에 뒤에 때 안에 이내 이내에",
+    "답 답은 답을 답변 회신 답장",
     # "… 걸로 돼 있는지", "궁금한데", "아님 더 필요해요?": how the asking is said, not what it is about
     "걸로 궁금한데 아님 아니면",
     "하는 받는 되는 있는 주는 드리는 해주는 내는",
@@ -207,7 +210,7 @@ _FILLER_WORDS = korean_text.word_set(
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
 _HONORIFIC = "님"
-_GLUED_ENDINGS = ("같은", "같이", "같", "꺼", "째")
+_GLUED_ENDINGS = ("같은", "같이", "같", "꺼", "째", "짜리")
 # `콩나물같은 냉장품`: the glued noun is an example of the subject, which the sources name by its kind (냉장 상품)
 _EXAMPLE_ENDINGS = ("같은", "같이", "같")
 # Verb forms before a noun or "수" (`받을 수`, `들어온 발주`, `만들 수`): they say what is done, not what about, so a
@@ -252,6 +255,7 @@ class QuestionFocus:
     aspect_cued: bool = False  # a cue decided the aspect (also "no value in particular": "…면요?")
     relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
     recurring: bool = False  # "매달 며칠", "매주 무슨 요일": a value that recurs, not one occurrence's
+    asks_total: bool = False  # "그 건 총액", "금액이 총 얼마": an order's or a month's sum, not a unit price
     asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
     asks_own: bool = False  # "저희 결제는 …": the vendor asks about their own terms, which their record states
     polar: bool = False  # a yes/no question that names an aspect only by a noun ("… 비용 나눠 내요?")
@@ -261,6 +265,9 @@ class QuestionFocus:
     # "통장을 바꾸려면": the noun the sources write for the action asked (변경)
     actions: tuple[str, ...] = ()
     asks_status: bool = False  # "출고됐나요?", "입금됐어요?": whether a step has happened, which a record's 상태 tells
+    # "이번에 냉동 교자 처음 들고 가는데 탑차 온도 기준이 …": the subject words of the scene said before the question,
+    # when the question after it names a subject of its own — a statement naming that one answers without them.
+    scene: tuple[str, ...] = ()
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -307,6 +314,9 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     mixed_up = {match[1] for match in _MIXED_UP_RE.finditer(text)}
     reasons = [match["reason"] for pattern in (_REASON_AFTER_RE, _REASON_BEFORE_RE) if (match := pattern.search(text))]
     reason_words = {word for reason in reasons for word in korean_text.words(reason)}
+    lead_in = _LEAD_IN_RE.match(text)
+    lead_in_words = set(korean_text.words(lead_in["lead"])) if lead_in else set()
+    lead_in_subject: list[str] = []
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -333,8 +343,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         word = tokens[0]
         if word.endswith(_HONORIFIC) and len(word) > len(_HONORIFIC) + 1:
             word = word[: -len(_HONORIFIC)]  # `MD님`, `기사님`: the person the evidence names without the honorific
-        # `콩나물같은 냉장품`, `고운들꺼`, `분기꺼`, `컨테이너째`: an example of the noun, the noun's own one, or the
-        # noun whole — the noun
+        # `콩나물같은 냉장품`, `고운들꺼`, `분기꺼`, `컨테이너째`, `3kg짜리`: an example of the noun, the noun's own
+        # one, the noun whole or one of that size — the noun
         glued = next((ending for ending in _GLUED_ENDINGS if word.endswith(ending)), "")
         if glued and len(word) - len(glued) >= 2:
             word = word[: -len(glued)]
@@ -362,12 +372,17 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         ):
             # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example — not what it must name
             optional.append(stem)
+        if written[index] in lead_in_words:
+            lead_in_subject.append(stem)
         if written[index] in analysed_non_nouns:
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
             optional.append(stem)
         elif len(word) >= 2 and ((noun != word and noun.endswith("는")) or (analysed and raw.endswith("는"))):
             marked.append(stem)
+    # With less than a subject of its own ("… 파일로 받는데 기간 제한 있어요?", "… 늦어질 것 같은데 정산에서 얼마나
+    # 깎여요?") the question is about the scene.
+    own_subject = sum(1 for word in subject if word not in lead_in_subject and word not in optional + non_nouns) >= 2
     words = list(dict.fromkeys([*words, *fractions]))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
     counter = _COUNTER_RE.search(text)
@@ -386,11 +401,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         relations=tuple((match["word"], match["relation"]) for match in _RELATION_RE.finditer(" ".join(raw_words))),
         recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
         asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
+        asks_total=aspect == AMOUNT and bool(_TOTAL_ASKED_RE.search(text)),
         asks_own=any(word.startswith(_OWN_WORD_STARTS) for word in written),
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
         actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
         asks_status=bool(_DONE_YET_RE.search(text)),
+        scene=tuple(dict.fromkeys(lead_in_subject)) if own_subject else (),
     )
 
 
@@ -399,6 +416,12 @@ _DONE_YET_RE = re.compile(
     r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제|진행)\s*(됐|되었|됬|했|하였)"
     r"|(처리|진행)\s*(단계|상황)"  # "현재 처리 단계", "진행 상황": the step it has reached
 )
+# "담당자가 휴가라 클레임 첫 답변을 못 했는데요, 이거 늦으면 …": the scene said before the question, up to its last
+# connective (…는데, …인데, …라, …어서요, …다가요, 여쭤봐요) before the question itself.
+_LEAD_IN_RE = re.compile(
+    r"^(?P<lead>[^?？]*[가-힣](?:[는은인런]데요?|라서?|[아어여워해돼]서요|다가요?|(?:여쭤|물어)봐요))[,.]?\s+(?=[^?？]*[가-힣])"
+)
+_TOTAL_ASKED_RE = re.compile(r"총액|합계|총\s*금액|전체\s*금액|총\s*얼마|총\s*몇")
 # A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
 _GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")
 _GUESS_END_RE = re.compile(r"(이에요|예요|인가요|인거죠|이죠|인지|이에여|이야)$")

@@ -258,7 +258,8 @@ def _answer_one(
     focus = question_focus(question, counterpart_names=counterpart_names)
     if follow_up:
         own_words = question_focus(follow_up, counterpart_names=counterpart_names)
-        if earlier and not own_words.aspect_cued and not _asks_state(own_words):
+        asks_the_same = not own_words.aspect_cued or (own_words.aspect is None and _asks_again_for(follow_up))
+        if earlier and asks_the_same and not _asks_state(own_words):
             focus = with_aspect_of(replace(focus, aspect=None, aspect_cued=False), question_focus(earlier))
     if not focus.words:
         return []
@@ -271,9 +272,12 @@ def _answer_one(
     focus = _compounds_split(focus, statements)
     own = question_focus(follow_up, counterpart_names=counterpart_names) if follow_up else None
     required = _required_words(focus, statements, own)
+    # A statement naming what the question after the scene asks answers without the scene's words too.
+    required_after_scene = tuple(word for word in required if word not in focus.scene)
     # A size or model the question names that the evidence does not (`전단 1면`, `T300`) is not answered by a
     # statement of another size of its kind (`1/4면 기준 30만 원`) or another model of its series (`T200`).
-    other_items = _other_item_patterns(focus, statements)
+    # In a follow-up naming an item of its own ("된장 3kg짜리도요" after "쌈장 2kg 납품가"), the size asked is its own.
+    other_items = _other_item_patterns(own if own and own.subject else focus, statements)
     if other_items:
         statements = [s for s in statements if not any(p.search(_compact(s.text)) for p in other_items)]
     asked_months = months_named(question)
@@ -306,6 +310,20 @@ def _answer_one(
         if statement.source in ("record", "faq"):
             record_texts.setdefault(statement.item, []).append(statement.text)
     record_items = {item: _compact(" ".join(texts)) for item, texts in record_texts.items()}
+    # A hub passage's section is about one thing too: "택배 파손은 협력사가 부담합니다" answers for the 박스 sent to
+    # the 센터 that the sentence before it, under the same section path, names. A sentence stating a value of the
+    # kind asked lends none of its words: "평택 … 9월 25일부터 휴무" is its own answer, not the 이천 line's. Nor do
+    # the items of a list lend to each other: "김해 물류센터: …" is another item than "이천 물류센터: …".
+    section_texts: dict[tuple[int, str], list[str]] = {}
+    for statement in statements:
+        if (
+            statement.source == "hub"
+            and statement.context
+            and not _states_asked_value(statement.text, focus)
+            and not _LIST_ITEM_RE.match(statement.text)
+        ):
+            section_texts.setdefault((statement.item, statement.context), []).append(statement.text)
+    section_items = {key: _compact(" ".join(texts)) for key, texts in section_texts.items()}
     # "컵밥 30박스 넣은 거 총액": a count of goods the question names picks the record that holds it (the order of 30
     # boxes); the vendor's other records (the product's unit price) are about something else.
     counts = [
@@ -321,7 +339,20 @@ def _answer_one(
     best_by_text: dict[str, tuple] = {}
     for statement in statements:
         record_text = record_items.get(statement.item, "")
-        judged = _answer_score(statement, focus, question_bigrams, required, record_text)
+        # Only for a sentence that names a required word itself: beside "이천 물류센터: …", the section's 용인 line
+        # is about another centre, and a number (`3회`) its neighbour names is not this sentence's.
+        section_text = (
+            section_items.get((statement.item, statement.context), "")
+            if statement.source == "hub"
+            and _names_some(statement.text, required)
+            and not _LIST_ITEM_RE.match(statement.text)
+            else ""
+        )
+        judged = _answer_score(statement, focus, question_bigrams, required, record_text or section_text)
+        if judged is None and required_after_scene and required_after_scene != required:
+            judged = _answer_score(
+                statement, focus, question_bigrams, required_after_scene, record_text or section_text
+            )
         if judged is None or not _names_all(statement, added_numbers, record_text):
             continue
         # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that
@@ -572,6 +603,8 @@ def _second_asks(question, focus, best, statements, question_bigrams, required, 
     return answers
 
 
+# "이천 물류센터: 상온 상품 전체. …": one item of a list, its label before the colon (not a time's `10:30`).
+_LIST_ITEM_RE = re.compile(r"^[^:：.]{1,30}(?<!\d)[:：](?!\d)")
 # A list's items part at these marks; a comma or a slash between digits is inside a number (12,600 · 1/2).
 _ITEM_BREAK_RE = re.compile(r"[·;]|(?<!\d)[,/]|[,/](?!\d)")
 _LEAD_IN_RE = re.compile(r"^[^:：]*?(?<!\d)[:：](?!\d)\s*(?P<items>.+)$")
@@ -632,6 +665,8 @@ _STATUS_LABEL = "상태"
 # What answers whether something costs the vendor, besides an amount: who bears it, or that it is free.
 _COST_WORDS = ("비용", "부담", "분담", "무료", "유료", "청구", "요금", "수수료")
 _BOUND_PENALTY = 0.6
+_UNIT_PRICE_RE = re.compile(r"단가|납품가|공급가|개당|박스당|[a-zA-Z]+당")
+_UNIT_PRICE_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
 _FAQ_QUESTION_WEIGHT = 0.8
 _FAQ_SAME_ASPECT_BONUS = 0.8
@@ -750,14 +785,8 @@ def _answer_score(
             return None
     elif focus.subject and not matched:
         return None
-    value_text = _without_sizes(statement.text, qualifiers)
-    if (
-        focus.accepted_values
-        and not holds_value(value_text, focus.accepted_values)
-        and not (focus.aspect == QUANTITY and focus.counter and _counts_in(value_text, focus.counter))
-    ):
-        # The question's own `5kg` is what it asks about, not the quantity it asks for; a number in the unit asked
-        # (`몇 점` → 96점) is a value of its kind.
+    if focus.accepted_values and not _states_asked_value(_without_sizes(statement.text, qualifiers), focus):
+        # The question's own `5kg` is what it asks about, not the quantity it asks for.
         return None
     if (
         focus.polar
@@ -806,6 +835,8 @@ def _answer_score(
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
         score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
+    if focus.asks_total and _UNIT_PRICE_RE.search(statement.text):
+        score -= _UNIT_PRICE_PENALTY  # "콩나물 4kg 건 총액" is the order's 주문 금액, not the product's 단가
     if focus.counter and _counts_in(statement.text, focus.counter):
         score += _COUNTER_BONUS  # "몇 명" is answered by "10명", not by "10개"
     for word, relation in focus.relations:
@@ -830,6 +861,24 @@ def _answer_score(
     elif focus.asks_status and _is_status(statement):
         score += _LABEL_BONUS  # "출고됐나요?" too
     return score - (_FACT_PENALTY if statement.is_fact else 0.0), named_share
+
+
+def _states_asked_value(text: str, focus: QuestionFocus) -> bool:
+    """Whether `text` holds a value of the kind the question asks: a number in the unit asked (`몇 점` → 96점) is one;
+    a party the question names itself as a place is not ("센터 납품하다 파손되면 누구 책임" beside "택배로 센터에
+    납품")."""
+    if focus.aspect == PARTY and focus.words:
+        # Only as a place (`센터에`, `점포로`): "참여 협력사: 대한물산" still names the party asked for.
+        named = "|".join(map(re.escape, sorted(focus.words, key=len, reverse=True)))
+        text = re.sub(rf"(?:{named})(?=에서|에|으로|로)", " ", text)
+    return holds_value(text, focus.accepted_values) or bool(
+        focus.aspect == QUANTITY and focus.counter and _counts_in(text, focus.counter)
+    )
+
+
+def _names_some(text: str, words: tuple[str, ...]) -> bool:
+    compact = _compact(text)
+    return any(_names_word(compact, subject_variants(word), word) for word in words)
 
 
 def _counts_in(text: str, units: tuple[str, ...]) -> bool:
@@ -1171,6 +1220,27 @@ _BACK_IN_TIME_RE = re.compile(r"(?<![가-힣])(?:그때|그날|당시)")
 _ELLIPTICAL_RE = re.compile(r"^[^?？]{1,20}[은는]요\s*[?？]*\s*$")
 
 
+def _asks_again_for(question: str) -> bool:
+    """`된장 3kg짜리도 알려주세요`, `고추장도요?`: another item with 도 and nothing asked of its own but a request asks
+    the earlier question about that item (`행사할인도 들어가나요?` asks a question of its own)."""
+    words = korean_text.words(question)
+    if not words or len(words) > _ADDITIVE_MAX_WORDS or question_focus(question).aspect is not None:
+        return False
+    nouns = morphology.word_nouns(question)
+    also = [
+        index
+        for index, word in enumerate(words)
+        if (stem := word.rstrip("?？.요")).endswith("도")
+        and (word.endswith(_ADDITIVE_ENDINGS) or nouns.get(word, "") == stem[:-1])
+    ]
+    return bool(also) and all(word.startswith(_REQUEST_STARTS) for word in words[also[-1] + 1 :])
+
+
+_ADDITIVE_MAX_WORDS = 4
+_ADDITIVE_ENDINGS = ("짜리도", "것도", "거도", "건도")
+_REQUEST_STARTS = ("알려", "부탁", "좀", "궁금", "확인")
+
+
 def _own_topic_tokens(question: str) -> list[str]:
     """Topic tokens of `question` that name a topic: a period or a number with a dependent noun ("11월 거는 언제
     들어와요?", "2차 것도") picks another occurrence of the earlier question's topic."""
@@ -1198,6 +1268,7 @@ def rewrite_follow_up(question: str, prior_questions: list[str]) -> str:
         not deictic
         and not procedure_only
         and not _ELLIPTICAL_RE.search(question)
+        and not _asks_again_for(question)
         and (_own_topic_tokens(question) or _names_aspect_topic(question))
     ):
         return ""

@@ -7,7 +7,7 @@ import pytest
 from agent.evaluation import answer_defects
 from agent.llm import LlmReply, ToolSpec, korean_text, tool_result_message
 from agent.llm.focus import joined_value_aspects, question_focus
-from agent.llm.local import LocalAnswerer, answer_sentences, evidence_statements
+from agent.llm.local import LocalAnswerer, answer_sentences, evidence_statements, rewrite_follow_up
 from agent.llm.prompts import (
     FINALIZE_IF_EMPTY,
     answer_system_prompt,
@@ -312,7 +312,7 @@ def test_without_tools_it_answers_from_results_already_in_the_conversation():
 
 
 def test_tool_boilerplate_is_never_an_answer():
-    """ "검색 결과가 없습니다.", refusals and errors from the tools are not evidence sentences."""
+    """`검색 결과가 없습니다.`, refusals and errors from the tools are not evidence sentences."""
     results = {
         "search_faq": "검색 결과가 없습니다.",
         "search_records": "[도구 거부] 이 방에서는 사용할 수 없는 도구입니다. 검색 결과 없음",
@@ -1270,7 +1270,7 @@ def test_a_particle_takes_the_form_of_the_word_before_it():
 
 
 def test_a_brand_wide_promotion_answers_for_a_product_the_evidence_names_as_that_brands():
-    """ "물티슈 행사 몇 %?" is answered by "은빛제지 전 품목 10% 할인" when another record names 물티슈 as 은빛제지's
+    """`물티슈 행사 몇 %?` is answered by "은빛제지 전 품목 10% 할인" when another record names 물티슈 as 은빛제지's
     product; a product no record ties to the brand is not, and a price question is not answered by the promotion."""
     promotion = (
         "[1] (거래처 기록 · 11~12월 은빛제지 프로모션)\n[프로모션] 11~12월 은빛제지 프로모션\n"
@@ -1303,7 +1303,7 @@ def test_a_decimal_size_is_one_word_and_the_whole_record_names_it():
 
 
 def test_the_second_ask_counts_in_its_own_unit_and_the_asked_size_is_no_answer():
-    """ "몇 % 할인이고 몇박스부터": the second ask is answered by `5박스 이상`, never by the product's own `5kg`."""
+    """`몇 % 할인이고 몇박스부터`: the second ask is answered by `5박스 이상`, never by the product's own `5kg`."""
     promotion = (
         "[1] (거래처 기록 · 11~12월 한빛식품 프로모션)\n[프로모션] 11~12월 한빛식품 프로모션\n"
         "행사 기간 중 한빛식품 전 품목 10% 할인합니다. 대상: 총각김치 5kg 외. 5박스 이상 주문 시 적용, "
@@ -1319,7 +1319,7 @@ def test_the_second_ask_counts_in_its_own_unit_and_the_asked_size_is_no_answer()
 
 
 def test_each_ask_of_a_two_value_question_gets_its_value():
-    """ "할인율 얼마고 몇박스부터", "몇%에 몇박스 이상", "할인율이랑 최소 주문 박스 수": the count comes from the
+    """`할인율 얼마고 몇박스부터`, "몇%에 몇박스 이상", "할인율이랑 최소 주문 박스 수": the count comes from the
     `N박스 이상` line, not from the rate line that also holds a number; "최소수량은?" is a count of goods, not the
     product's `4kg`; "몇박스 … 금액도요" asks the order's amount beside its count (a count alone accepts an amount as
     its value)."""
@@ -1444,7 +1444,7 @@ def test_a_months_figure_is_answered_only_by_a_statement_about_that_month():
 
 
 def test_a_period_or_size_the_question_names_is_not_answered_by_a_statement_of_another():
-    """ "11월치 정산금" is not answered by the 9월 settlement sentence; "설 행사" not by the 11~12월 promotion;
+    """`11월치 정산금` is not answered by the 9월 settlement sentence; "설 행사" not by the 11~12월 promotion;
     "30롤짜리" not by the 6롤 price, "500g짜리" not by the 1kg one, `T300` not by the `T200`. A statement that names no
     period still answers."""
     hub = (
@@ -1487,7 +1487,7 @@ def test_a_period_or_size_the_question_names_is_not_answered_by_a_statement_of_a
 
 
 def test_a_second_question_in_its_own_sentence_is_answered_too():
-    """ "납기 언제에요? 지금 상태는요?": the second question, read as a follow-up of the first, adds its answer; a
+    """`납기 언제에요? 지금 상태는요?`: the second question, read as a follow-up of the first, adds its answer; a
     second ask the first answer already answers adds nothing."""
     order = (
         "[1] (거래처 기록 · 발주 PO-2611-014 고등어)\n[주문] 발주 PO-2611-014 고등어\n"
@@ -1571,7 +1571,7 @@ def test_an_faq_answer_is_about_its_entry_and_the_topic_set_apart_is_answered():
 
 
 def test_a_message_of_two_questions_whose_second_finds_nothing_answers_the_first():
-    """ "몇시부터 몇시까지 답해줘요? 주말엔 안되나요": the hours answer the first question although no sentence names
+    """`몇시부터 몇시까지 답해줘요? 주말엔 안되나요`: the hours answer the first question although no sentence names
     주말; the whole message read as one would ask for both."""
     hours = (
         "[1] (FAQ · 카카오톡 문의 운영 시간은 언제인가요?)\n질문: 카카오톡 문의 운영 시간은 언제인가요?\n"
@@ -1626,7 +1626,7 @@ def test_a_month_or_a_score_asked_is_a_value_of_its_own_kind():
 
 
 def test_the_item_of_the_size_asked_is_cut_from_a_list_that_names_the_subject_once():
-    """ "전단 반면 광고하면 얼마?" is answered by `1/2면은 55만 원`, the item of the size asked, although only the first
+    """`전단 반면 광고하면 얼마?` is answered by `1/2면은 55만 원`, the item of the size asked, although only the first
     item names the 전단 광고비; a rate asked of a product reads a brand-wide promotion without the word 행사."""
     leaflet = (
         "[1] (지식 허브 · 프로모션 운영 기준)\n[프로모션 운영 기준 > 전단 광고비] 전단 1/4면 광고비는 30만 원, "
@@ -1646,7 +1646,7 @@ def test_the_item_of_the_size_asked_is_cut_from_a_list_that_names_the_subject_on
 
 
 def test_a_second_ask_in_another_unit_is_no_repeat_and_a_period_asks_a_date():
-    """ "몇시간 안에 …? 늦으면 얼마 깎여요?": the penalty's `1건당 5만 원` is not the `1차 … 5영업일` of the first
+    """`몇시간 안에 …? 늦으면 얼마 깎여요?`: the penalty's `1건당 5만 원` is not the `1차 … 5영업일` of the first
     answer; `시작일이랑 종료일` ask the period, they name no subject."""
     claims = (
         "[1] (지식 허브 · 클레임 처리 기준)\n[클레임 처리 기준 > 접수] 협력사는 접수 후 24시간 안에 1차 답변을, "
@@ -1663,7 +1663,7 @@ def test_a_second_ask_in_another_unit_is_no_repeat_and_a_period_asks_a_date():
 
 
 def test_a_fact_that_only_repeats_the_subject_answers_nothing():
-    """ "참술식품은 어떤 상품군 브랜드예요?" is answered by the hub's `전통주·식초 브랜드`, not by the promotion's
+    """`참술식품은 어떤 상품군 브랜드예요?` is answered by the hub's `전통주·식초 브랜드`, not by the promotion's
     `대상 브랜드: 참술식품`."""
     results = {
         "search_records": (
@@ -1691,7 +1691,7 @@ def test_a_compound_the_evidence_does_not_write_is_read_as_its_written_parts():
 
 
 def test_a_yes_or_no_second_question_is_answered_beside_the_first():
-    """ "POS T200 공급단가 얼마에요? 지금 행사할인도 들어가나요": the price and the brand's promotion, each for its own
+    """`POS T200 공급단가 얼마에요? 지금 행사할인도 들어가나요`: the price and the brand's promotion, each for its own
     question, rather than the promotion for both."""
     records = (
         "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
@@ -1730,7 +1730,7 @@ def test_the_reason_for_asking_and_the_askers_side_are_no_subject(question, subj
 
 
 def test_each_question_of_a_promotion_message_gets_its_own_value():
-    """ "할인 언제 끝나요? 몇 박스부터": the end date for the first question (a count in boxes answers no date), the box
+    """`할인 언제 끝나요? 몇 박스부터`: the end date for the first question (a count in boxes answers no date), the box
     count for the second; "할인 얼마나 돼요? 최소 몇박스" asks a rate first; `진행됐어요?` asks the record's status."""
     promotion = (
         "[1] (거래처 기록 · 11~12월 청송과원 프로모션)\n[프로모션] 11~12월 청송과원 프로모션\n"
@@ -1794,3 +1794,124 @@ def test_an_faq_answer_naming_the_subject_in_passing_gives_way_to_one_about_it()
     assert answer_sentences("반품 접수 기간은요?", [stock]) == [
         "90일 이상 판매가 없는 재고는 장기 재고로 분류되어 담당 MD가 할인 판매나 반품을 협의합니다."
     ]
+
+
+def _hub_section(title, section, *sentences):
+    """One hub passage: several sentences under one section path, as the hub tool writes a whole section."""
+    lines = "\n".join(f"[{title} > {section}] {sentence}" for sentence in sentences)
+    return f"[1] (지식 허브 · {title})\n{lines}"
+
+
+def test_a_hub_sentence_answers_for_what_the_rest_of_its_section_names():
+    """`택배 파손은 협력사가 부담합니다` is about the 박스 sent to the 센터 by 택배 that the sentence before it names;
+    that sentence itself names the 센터 as a place, not as the party asked for."""
+    parcel = _hub_section(
+        "배송 방식과 운임 부담",
+        "택배 납품",
+        "박스 10개 이하 소량 상품은 택배로 센터에 납품할 수 있습니다.",
+        "택배 송장 번호는 입고 예약에 함께 입력해야 하며, 택배 파손은 협력사가 부담합니다.",
+    )
+    question = "택배로 센터 납품하다가 박스 파손되면 그건 누구 책임이에요?"
+
+    assert answer_sentences(question, [parcel]) == [
+        "택배 송장 번호는 입고 예약에 함께 입력해야 하며, 택배 파손은 협력사가 부담합니다."
+    ]
+    first_only = _hub_section(
+        "배송 방식과 운임 부담", "택배 납품", "박스 10개 이하 소량 상품은 택배로 센터에 납품할 수 있습니다."
+    )
+    assert answer_sentences(question, [first_only]) == []
+
+
+def test_a_section_sentence_stating_its_own_value_lends_the_others_none_of_its_words():
+    """Under one heading, the 평택 line with its own dates is the answer for 평택; the 이천·용인 line does not borrow
+    평택 from it. A follow-up about another centre takes that centre's line."""
+    holiday = _hub_section(
+        "2026 추석 연휴 운영 안내",
+        "센터 휴무",
+        "이천 물류센터와 용인 신선센터는 9월 24일부터 9월 27일까지 휴무합니다.",
+        "평택 전용 물류센터는 9월 25일부터 9월 27일까지 휴무합니다.",
+    )
+
+    assert answer_sentences("지난 추석때 평택 센터는 며칠부터 쉬었었죠?", [holiday]) == [
+        "평택 전용 물류센터는 9월 25일부터 9월 27일까지 휴무합니다."
+    ]
+    assert answer_sentences("지난 추석때 이천 센터는 며칠부터 쉬었었죠?", [holiday]) == [
+        "이천 물류센터와 용인 신선센터는 9월 24일부터 9월 27일까지 휴무합니다."
+    ]
+
+
+def test_the_items_of_a_listed_section_lend_each_other_nothing():
+    """`김해 물류센터: …` without hours does not make the 이천 line (with hours) an answer for 김해."""
+    centres = _hub_section(
+        "물류센터 입고 기준",
+        "센터별 입고 대상",
+        "이천 물류센터: 상온 상품 전체. 평일 오전 7시부터 오후 4시까지 입고합니다.",
+        "김해 물류센터: 부산·경남 권역 점포용으로 담당 MD가 지정한 상품만 입고합니다.",
+    )
+
+    assert answer_sentences("김해센터는 입고 몇 시부터 받아요?", [centres]) == []
+    assert answer_sentences("이천센터는 입고 몇 시부터 받아요?", [centres]) == [
+        "이천 물류센터: 상온 상품 전체. 평일 오전 7시부터 오후 4시까지 입고합니다."
+    ]
+
+
+def test_the_scene_said_before_a_question_need_not_be_named_by_its_answer():
+    """`이번에 냉동 교자 처음 들고 가는데 …`: what the vendor is doing sets the scene; the question after it (탑차 온도
+    기준, 영하 몇 도) must be answered. A statement that names only the scene answers nothing."""
+    frozen = _faq("냉동 상품 납품 온도 기준은?", "냉동 상품은 영하 18도 이하, 냉장 상품은 0~10도를 유지해야 합니다.")
+    lead_time = _hub(("발주 마감과 리드타임", "리드타임", "냉동 상품은 발주일로부터 1영업일 안에 납품합니다."))
+    question = "이번에 냉동 교자 처음 들고 가는데 탑차 온도 기준이 영하 몇 도예요?"
+
+    assert answer_sentences(question, [frozen, lead_time]) == [
+        "냉동 상품은 영하 18도 이하, 냉장 상품은 0~10도를 유지해야 합니다."
+    ]
+    assert answer_sentences(question, [lead_time]) == []
+    focus = question_focus(question)
+    assert {"냉동", "교자", "처음"} <= set(focus.scene) and "탑차" not in focus.scene
+
+
+def test_a_question_with_little_of_its_own_after_the_scene_keeps_the_scene_required():
+    """`… 파일로 받는데 기간 제한 있어요?`: 제한 alone is not a subject, so the scene's 발주 목록 must be named."""
+    focus = question_focus("발주 목록 엑셀 파일로 받는데 기간 제한 있어요?")
+
+    assert focus.scene == ()
+    cancel = _faq("발주를 취소할 수 있나요?", "납품 예정일 2영업일 전까지는 발주 취소 요청이 가능합니다.")
+    assert answer_sentences("발주 목록 엑셀 파일로 받는데 기간 제한 있어요?", [cancel]) == []
+
+
+def test_a_total_asked_is_the_orders_sum_not_the_products_unit_price():
+    """`콩나물 4kg 건 총액`: the order's 주문 금액, although the contract's unit price names the product as fully."""
+    records = (
+        "[1] (거래처 기록 · 주문 SO-2611-1018)\n[주문] 주문 SO-2611-1018\n"
+        "초록마당 콩나물 4kg (CM-101) 40박스 주문 접수. 납기 2026-12-03, 배송지 본사 물류센터. 주문 금액 248,000원.\n"
+        "주문번호: SO-2611-1018 · 수량: 40박스 · 주문 금액: 248,000원 · 납기: 2026-12-03 · 상태: 출고 준비\n\n"
+        "[2] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "최소 주문 금액은 500,000원입니다. "
+        "주요 품목 납품 단가: 초록마당 유기농 두부 1kg 4,300원, 초록마당 콩나물 4kg 6,200원.\n"
+        "최소 주문 금액: 500,000원\n적용 기간: 2026-01-01 ~ 2026-12-31"
+    )
+
+    assert answer_sentences("지난주에 받은 발주 콩나물 4kg 건 총액이 얼마로 찍혀 있는지 궁금해요", [records]) == [
+        "주문 금액 248,000원."
+    ]
+    assert question_focus("콩나물 4kg 납품가 얼마예요?").asks_total is False
+
+
+def test_another_item_with_also_asks_the_earlier_question_about_that_item():
+    """`된장 3kg짜리도 알려주세요` after "쌈장 2kg 납품가 얼마예요?" asks the 된장's 납품가: a follow-up, although it
+    names an item of its own; with an ask of its own ("고추장도 얼마예요?") it stands alone."""
+    rewritten = rewrite_follow_up("된장 3kg짜리도 알려주세요", ["쌈장 2kg 납품가 얼마예요?"])
+    assert rewritten and "된장" in rewritten and "쌈장" in rewritten
+    assert rewrite_follow_up("고추장도 얼마예요?", ["쌈장 2kg 납품가 얼마예요?"]) == ""
+    assert rewrite_follow_up("온도 알려주세요", ["쌈장 2kg 납품가 얼마예요?"]) == ""
+    records = (
+        "[1] (거래처 기록 · 주문 SO-2611-1028)\n[주문] 주문 SO-2611-1028\n"
+        "산들찬 된장 3kg (SD-101) 60박스 주문 접수. 주문 금액 774,000원.\n\n"
+        "[2] (거래처 기록 · 된장 3kg)\n산들찬 된장 3kg (SD-101) 단가 12,900원"
+    )
+
+    answer = answer_sentences(
+        rewritten, [records], follow_up="된장 3kg짜리도 알려주세요", earlier="쌈장 2kg 납품가 얼마예요?"
+    )
+
+    assert answer == ["산들찬 된장 3kg (SD-101) 단가 12,900원"]
