@@ -467,7 +467,7 @@ def counterpart_evidence(trace: AnswerTrace) -> str:
 
 
 def delivered_problems(world: World, case: SuiteCase, trace: AnswerTrace, delivered: str, planted) -> list[str]:
-    if not delivered or delivered == prompts.guidance_answer():
+    if not delivered or delivered in (prompts.guidance_answer(), prompts.other_vendor_answer()):
         return []
     problems = []
     confirmed = {str(kind) for kind in trace.confirmed_actions}

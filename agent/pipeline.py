@@ -30,6 +30,7 @@ from agent.tools import ToolContext, ToolExecution, tool_execute, tool_get, tool
 from agent.tools.registry import ToolResult
 from agent.tools.retrieval import evidence_text
 from agent.verification import Research, kind_info, split_sentences, verify_draft
+from agent.verification.other_vendors import asks_about_masked_vendor
 from agent.verification.sentences import text_without
 from conversations.models import Room
 
@@ -142,6 +143,12 @@ class _Composer:
             for item in self.context.history
         ]
         self.trace.history = history
+        if self.context.room_kind != Room.Kind.INTERNAL and asks_about_masked_vendor(question):
+            # Decided here, before any model: whatever it would write, from whichever evidence, is no answer.
+            self.trace.outcome = "no_evidence"
+            self.trace.outcome_reason = "다른 협력사에 관한 질문이라 자료를 찾지 않고 안내 문구로 답했습니다."
+            self.trace.final_text = prompts.other_vendor_answer()
+            return self.trace
         with self._stage("rewrite"):
             rewrite = query_rewrite(question, history, provider=self.provider)
         self.trace.search_query = rewrite.query

@@ -163,6 +163,11 @@ def guidance_answer() -> str:
     return settings.AGENT_GUIDANCE_ANSWER
 
 
+def other_vendor_answer() -> str:
+    """The answer sent to a question about another vendor (AGENT_OTHER_VENDOR_ANSWER)."""
+    return settings.AGENT_OTHER_VENDOR_ANSWER
+
+
 # --- follow-up query rewriting (seed 001 5.2) ---
 
 REWRITE_SYSTEM_PROMPT = f"""당신은 검색어 재작성기입니다. \

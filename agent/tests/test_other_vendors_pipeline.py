@@ -33,6 +33,7 @@ KIMCHI_PROMOTION = (
     "행사 상품은 점포별 재고 소진 시 종료됩니다."
 )
 OWN_LINE = "귀사의 결품률은 1.1%입니다."
+OTHER_VENDOR_ANSWER = "다른 협력사의 거래 정보는 안내해 드릴 수 없습니다. 양해 부탁드립니다."
 
 
 class DisobedientModel(FakeOpenAIServer):
@@ -201,3 +202,33 @@ def test_a_masked_vendors_date_never_supports_an_answer(world):
     assert "[다른 벤더]의 정산일은 매월 20일" in model.prompts()
     assert (question.status, run.final_text) == (Question.Status.ANSWERED, own)
     assert [(v["kind"], v["value"]) for v in run.rounds.first().violations] == [("other_vendor_value", "day:20")]
+
+
+@pytest.mark.parametrize(
+    "question_text",
+    [
+        "가온상사는 한빛식품 참기름 1L 얼마에 넣어요?",
+        "가온 상사 쪽이 참기름 넣는 단가 좀 알려주세요",
+        "GAON SANGSA의 결제 조건은 어떻게 되나요?",
+    ],
+)
+def test_a_question_about_another_vendor_is_answered_with_the_guidance_before_any_model_call(world, question_text):
+    """The model would answer with the counterpart's own price, which would read as 가온상사's: the question is
+    decided in code, the model is never asked, and the answer names no figure."""
+    model = DisobedientModel(query="한빛식품 참기름", drafts=["한빛식품 참기름 1L 15,000원입니다."])
+
+    _, run = answer(world, question_text, model)
+
+    assert model.requests == []
+    assert (run.outcome, run.final_text) == ("no_evidence", OTHER_VENDOR_ANSWER)
+
+
+def test_a_question_about_goods_once_sent_through_another_vendor_is_still_answered(world):
+    """`가온상사 통해서 넣던 물량` is the counterpart's own goods: the route names the other vendor, the question is
+    the counterpart's own, so the model is asked as usual."""
+    model = DisobedientModel(query="대한물산 결제 조건", drafts=["월말 마감 후 익월 10일에 현금으로 결제합니다."])
+
+    _, run = answer(world, "가온상사 통해서 넣던 물량 결제는 언제 돼요?", model)
+
+    assert model.requests != []
+    assert run.final_text != OTHER_VENDOR_ANSWER

@@ -340,6 +340,17 @@ _PRODUCT_MASK_RE = re.compile(re.escape(PRODUCT_MASK))
 _PRODUCT_EXAMPLE_RE = re.compile(r"\s*(?:,|、|및|와|과|등|같은|처럼|이나|나|또는)")
 
 
+# A vendor's question about another vendor: the mask is its topic or subject (`[다른 벤더]는 … 얼마에 넣어요?`,
+# `[다른 벤더] 쪽이 … 넣는 단가`), not where its own goods went (`[다른 벤더] 통해서 들어가던 물량`).
+_ASKS_ABOUT_VENDOR_RE = re.compile(re.escape(VENDOR_MASK) + r"\s*(?:쪽|측)?(?:은|는|이|가|의|도)(?![가-힣])")
+
+
+def asks_about_masked_vendor(masked_question: str) -> bool:
+    """Whether a masked question asks about another vendor: neither that vendor's facts (never shown) nor the
+    asking vendor's own (which would read as the other's) answer it."""
+    return _ASKS_ABOUT_VENDOR_RE.search(masked_question) is not None
+
+
 @lru_cache(maxsize=4096)  # a question's rounds check their drafts against the same passages
 def about_masked_clauses(passage: str) -> tuple[tuple[int, int], ...]:
     """Spans of the clauses of `passage` about a masked vendor or product: from the mask to its sentence's end."""

@@ -358,6 +358,11 @@ AGENT_GUIDANCE_ANSWER = env(
         "문의하신 내용은 현재 확인 가능한 자료에서 근거를 찾지 못해 정확한 답변을 드리기 어렵습니다. 양해 부탁드립니다."
     ),
 )
+# Sent to a vendor asking about another vendor ("대한물산은 참기름 얼마에 넣어요?"): the same rules as the guidance.
+AGENT_OTHER_VENDOR_ANSWER = env(
+    "AGENT_OTHER_VENDOR_ANSWER",
+    default="다른 협력사의 거래 정보는 안내해 드릴 수 없습니다. 양해 부탁드립니다.",
+)
 # pipeline
 AGENT_MAX_TOOL_ROUNDS = env.int("AGENT_MAX_TOOL_ROUNDS", default=6)
 AGENT_VERIFY_ROUNDS = env.int("AGENT_VERIFY_ROUNDS", default=2)  # rewrite rounds after the first draft
