@@ -1231,7 +1231,7 @@ def _asks_again_for(question: str) -> bool:
         index
         for index, word in enumerate(words)
         if (stem := word.rstrip("?？.요")).endswith("도")
-        and (word.endswith(_ADDITIVE_ENDINGS) or nouns.get(word, "") == stem[:-1])
+        and (stem.endswith(_ADDITIVE_ENDINGS) or nouns.get(word, "") == stem[:-1])
     ]
     return bool(also) and all(word.startswith(_REQUEST_STARTS) for word in words[also[-1] + 1 :])
 

@@ -1902,6 +1902,7 @@ def test_another_item_with_also_asks_the_earlier_question_about_that_item():
     names an item of its own; with an ask of its own ("고추장도 얼마예요?") it stands alone."""
     rewritten = rewrite_follow_up("된장 3kg짜리도 알려주세요", ["쌈장 2kg 납품가 얼마예요?"])
     assert rewritten and "된장" in rewritten and "쌈장" in rewritten
+    assert rewrite_follow_up("된장 3kg짜리도요?", ["쌈장 2kg 납품가 얼마예요?"])
     assert rewrite_follow_up("고추장도 얼마예요?", ["쌈장 2kg 납품가 얼마예요?"]) == ""
     assert rewrite_follow_up("온도 알려주세요", ["쌈장 2kg 납품가 얼마예요?"]) == ""
     records = (
