@@ -256,6 +256,7 @@ class QuestionFocus:
     relations: tuple[tuple[str, str], ...] = ()  # ("확정", "후") for "확정 후": before or after something
     recurring: bool = False  # "매달 며칠", "매주 무슨 요일": a value that recurs, not one occurrence's
     asks_total: bool = False  # "그 건 총액", "금액이 총 얼마": an order's or a month's sum, not a unit price
+    asks_address: bool = False  # "주소가 어떻게 돼요?", "네비에 찍을 주소": a street address, not any place word
     asks_weekday: bool = False  # "배송 요일": a statement naming days of the week is the closer one
     asks_own: bool = False  # "저희 결제는 …": the vendor asks about their own terms, which their record states
     polar: bool = False  # a yes/no question that names an aspect only by a noun ("… 비용 나눠 내요?")
@@ -309,6 +310,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     raw_words = [word[:-1] if word.endswith(_PARTICLE_YO) else word for word in written]
     analysed_non_nouns = morphology.non_nouns(text)
     analysed_nouns = morphology.word_nouns(text)
+    whole_nouns = morphology.whole_nouns(text)
     non_nouns: list[str] = []
     examples = _example_positions(written)
     mixed_up = {match[1] for match in _MIXED_UP_RE.finditer(text)}
@@ -337,7 +339,10 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         noun = analysed or _verbal_noun(raw)
         if noun is None:
             continue
-        tokens = korean_text.content_tokens(noun)
+        tokens = korean_text.content_tokens(noun) or (
+            # `김해 센터로`: a place whose last syllable the rules read as a verb ending (…해), not the analyser
+            [noun] if len(raw) >= 2 and raw.endswith("해") and noun == raw and raw in whole_nouns else []
+        )
         if not tokens:
             continue
         word = tokens[0]
@@ -402,6 +407,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         recurring=aspect in _TIME_FAMILY and any(word in text for word in _RECURRENCE_WORDS),
         asks_weekday=aspect in _TIME_FAMILY and "요일" in text,
         asks_total=aspect == AMOUNT and bool(_TOTAL_ASKED_RE.search(text)),
+        asks_address=aspect == PLACE and bool(_ADDRESS_ASKED_RE.search(text)),
         asks_own=any(word.startswith(_OWN_WORD_STARTS) for word in written),
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
@@ -421,6 +427,7 @@ _DONE_YET_RE = re.compile(
 _LEAD_IN_RE = re.compile(
     r"^(?P<lead>[^?？]*[가-힣](?:[는은인런]데요?|라서?|[아어여워해돼]서요|다가요?|(?:여쭤|물어)봐요))[,.]?\s+(?=[^?？]*[가-힣])"
 )
+_ADDRESS_ASKED_RE = re.compile(r"주소|도로명|네비")
 _TOTAL_ASKED_RE = re.compile(r"총액|합계|총\s*금액|전체\s*금액|총\s*얼마|총\s*몇")
 # A question after the question that guesses its answer: "대금 결제 방식이 어떻게 돼요? 현금이에요?".
 _GUESS_RE = re.compile(r"[?？]\s*(?P<guess>[^?？.!\s]+(?:\s+[^?？.!\s]+)?)\s*[?？]+\s*$")

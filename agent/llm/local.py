@@ -665,6 +665,7 @@ _STATUS_LABEL = "상태"
 # What answers whether something costs the vendor, besides an amount: who bears it, or that it is free.
 _COST_WORDS = ("비용", "부담", "분담", "무료", "유료", "청구", "요금", "수수료")
 _BOUND_PENALTY = 0.6
+_ADDRESS_RE = re.compile(r"[가-힣]+(?:로|길)\s*\d|[가-힣]{2,}(?:시|구|군|면|동)\s[가-힣]")
 _UNIT_PRICE_RE = re.compile(r"단가|납품가|공급가|개당|박스당|[a-zA-Z]+당")
 _UNIT_PRICE_PENALTY = 0.6
 _EXACT_KIND_BONUS = 0.5
@@ -867,6 +868,8 @@ def _states_asked_value(text: str, focus: QuestionFocus) -> bool:
     """Whether `text` holds a value of the kind the question asks: a number in the unit asked (`몇 점` → 96점) is one;
     a party the question names itself as a place is not ("센터 납품하다 파손되면 누구 책임" beside "택배로 센터에
     납품")."""
+    if focus.asks_address:
+        return bool(_ADDRESS_RE.search(text))  # "김해 물류센터: 부산·경남 권역 …" names a centre, not its address
     if focus.aspect == PARTY and focus.words:
         # Only as a place (`센터에`, `점포로`): "참여 협력사: 대한물산" still names the party asked for.
         named = "|".join(map(re.escape, sorted(focus.words, key=len, reverse=True)))

@@ -65,6 +65,19 @@ def non_nouns(text: str) -> frozenset[str]:
     )
 
 
+@lru_cache(maxsize=8192)
+def whole_nouns(text: str) -> frozenset[str]:
+    """The Hangul words of ``text`` the analyser reads as one common or proper noun, whole: `김해`, `이천`."""
+    if not _WORD_RE.search(text):
+        return frozenset()
+    tags = {(token.start, token.len): token.tag for token in _kiwi().tokenize(text)}
+    return frozenset(
+        match[0]
+        for match in _WORD_RE.finditer(text)
+        if "가" <= match[0][0] <= "힣" and tags.get((match.start(), len(match[0]))) in ("NNG", "NNP")
+    )
+
+
 # Common and proper nouns and a noun-deriving suffix continue a noun: 할인폭, 데이터.
 _NOUN_TAG_RE = re.compile(r"^(NNG|NNP|XSN)$")
 # What may follow a noun inside one written word for it still to name that noun: particles, the copula, endings,

@@ -1916,3 +1916,38 @@ def test_another_item_with_also_asks_the_earlier_question_about_that_item():
     )
 
     assert answer == ["산들찬 된장 3kg (SD-101) 단가 12,900원"]
+
+
+def test_a_place_ending_like_a_verb_form_is_still_the_subject():
+    """`김해` ends as `확인해` does, but the analyser reads it as a noun: "김해 센터로 납품하는데 … 무슨 요일" is
+    answered by the 김해 notice, not by the general schedule that names no centre."""
+    question = "저희는 김해 센터로 납품하는데 요즘 반품 회수 차가 무슨 요일에 와요?"
+    assert "김해" in question_focus(question).subject
+    assert question_focus("이거 확인해 주세요").words == ()
+    returns = (
+        "[1] (지식 허브 · 반품 회수 요일 변경 공지)\n"
+        "[반품 회수 요일 변경 공지] 2026년 11월부터 김해 물류센터의 반품 회수 요일이 목요일에서 금요일로 바뀝니다.\n\n"
+        "[2] (지식 허브 · 반품·교환 기준)\n"
+        "[반품·교환 기준 > 반품 일정] 반품 예정 목록은 매주 화요일 파트너센터에 등록되고, "
+        "회수 차량은 목요일에 출발합니다."
+    )
+
+    assert answer_sentences(question, [returns]) == [
+        "2026년 11월부터 김해 물류센터의 반품 회수 요일이 목요일에서 금요일로 바뀝니다."
+    ]
+
+
+def test_an_address_asked_is_answered_by_a_street_address_only():
+    """`김해 물류센터 주소` is not answered by the line that names the 김해 centre without its address; the FAQ entry's
+    addresses of the other centres name another place."""
+    centres = _hub_section(
+        "물류센터 입고 기준",
+        "센터별 입고 대상",
+        "김해 물류센터: 부산·경남 권역 점포용으로 담당 MD가 지정한 상품만 입고합니다.",
+    )
+    head_office = _faq("본사 주소가 어떻게 되나요?", "본사는 서울특별시 송파구 올림픽로 300, 누리타워 12층입니다.")
+
+    assert answer_sentences("김해 물류센터 주소가 어떻게 돼요?", [centres]) == []
+    assert answer_sentences("본사 주소 좀 알려주세요", [head_office]) == [
+        "본사는 서울특별시 송파구 올림픽로 300, 누리타워 12층입니다."
+    ]
