@@ -626,8 +626,9 @@ def _owner_ask(operation: str, arguments: dict, timeout: float | None):
 
     No owner answering (it exited, or the holder is a client that does not serve): if the folder has become free
     this process takes it and runs the operation itself; otherwise `FaqIndexUnavailable` names the holder. An owner
-    that drops the connection before it replies (it was exiting) is asked once more: every operation is idempotent,
-    and the second ask finds the next owner or the free folder.
+    that drops the connection before it replies (it was exiting), or one that starts serving while this process
+    waits for a handover, is asked once more: every operation is idempotent, and the second ask finds the next owner
+    or the free folder.
     """
     for attempt in (1, 2):
         try:
@@ -680,8 +681,9 @@ _HANDOVER_POLL_SECONDS = 0.05
 
 def _handover_awaited(folder: str, socket_path: str) -> str:
     """An owner of ours (its `owner.json` is there) that holds the folder without serving is exiting or starting:
-    wait a moment for the folder to come free ("free") or its socket to appear ("serving"); "" when neither happens,
-    or when the holder is not one of ours (a client in a shell never serves)."""
+    wait a moment for the folder to come free ("free") or for a process to listen on its socket ("serving", and
+    the caller asks again); "" when neither happens, or when the holder is not one of ours (a client in a shell
+    never serves)."""
     if not (Path(folder) / _OWNER_FILE).exists():
         return ""
     # An exiting owner removes `owner.json` before it closes its client: the lock outlives the file a moment.

@@ -316,9 +316,9 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     mixed_up = {match[1] for match in _MIXED_UP_RE.finditer(text)}
     reasons = [match["reason"] for pattern in (_REASON_AFTER_RE, _REASON_BEFORE_RE) if (match := pattern.search(text))]
     reason_words = {word for reason in reasons for word in korean_text.words(reason)}
-    lead_in = _LEAD_IN_RE.match(text)
-    lead_in_words = set(korean_text.words(lead_in["lead"])) if lead_in else set()
-    lead_in_subject: list[str] = []
+    scene_said = _SCENE_RE.match(text)
+    scene_words = set(korean_text.words(scene_said["scene"])) if scene_said else set()
+    scene_subject: list[str] = []
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -377,8 +377,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         ):
             # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example — not what it must name
             optional.append(stem)
-        if written[index] in lead_in_words:
-            lead_in_subject.append(stem)
+        if written[index] in scene_words:
+            scene_subject.append(stem)
         if written[index] in analysed_non_nouns:
             non_nouns.append(stem)
         if noun == raw and _ADNOMINAL_VERB_RE.search(raw):
@@ -387,7 +387,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             marked.append(stem)
     # With less than a subject of its own ("… 파일로 받는데 기간 제한 있어요?", "… 늦어질 것 같은데 정산에서 얼마나
     # 깎여요?") the question is about the scene.
-    own_subject = sum(1 for word in subject if word not in lead_in_subject and word not in optional + non_nouns) >= 2
+    own_subject = sum(1 for word in subject if word not in scene_subject and word not in optional + non_nouns) >= 2
     words = list(dict.fromkeys([*words, *fractions]))
     asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
     counter = _COUNTER_RE.search(text)
@@ -413,7 +413,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
         actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
         asks_status=bool(_DONE_YET_RE.search(text)),
-        scene=tuple(dict.fromkeys(lead_in_subject)) if own_subject else (),
+        scene=tuple(dict.fromkeys(scene_subject)) if own_subject else (),
     )
 
 
@@ -424,8 +424,8 @@ _DONE_YET_RE = re.compile(
 )
 # "담당자가 휴가라 클레임 첫 답변을 못 했는데요, 이거 늦으면 …": the scene said before the question, up to its last
 # connective (…는데, …인데, …라, …어서요, …다가요, 여쭤봐요) before the question itself.
-_LEAD_IN_RE = re.compile(
-    r"^(?P<lead>[^?？]*[가-힣](?:[는은인런]데요?|라서?|[아어여워해돼]서요|다가요?|(?:여쭤|물어)봐요))[,.]?\s+(?=[^?？]*[가-힣])"
+_SCENE_RE = re.compile(
+    r"^(?P<scene>[^?？]*[가-힣](?:[는은인런]데요?|라서?|[아어여워해돼]서요|다가요?|(?:여쭤|물어)봐요))[,.]?\s+(?=[^?？]*[가-힣])"
 )
 _ADDRESS_ASKED_RE = re.compile(r"주소|도로명|네비")
 _TOTAL_ASKED_RE = re.compile(r"총액|합계|총\s*금액|전체\s*금액|총\s*얼마|총\s*몇")

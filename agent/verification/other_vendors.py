@@ -341,7 +341,8 @@ _PRODUCT_EXAMPLE_RE = re.compile(r"\s*(?:,|、|및|와|과|등|같은|처럼|이
 
 
 # A vendor's question about another vendor: the mask is its topic or subject (`[다른 벤더]는 … 얼마에 넣어요?`,
-# `[다른 벤더] 쪽이 … 넣는 단가`), not where its own goods went (`[다른 벤더] 통해서 들어가던 물량`).
+# `[다른 벤더] 쪽이 … 넣는 단가`), not where its own goods went (`[다른 벤더] 통해서 들어가던 물량`). Narrower than
+# `_ABOUT_FOLLOWS` for evidence clauses: in a question, `[다른 벤더]에서 받던 물량` is the asker's own route.
 _ASKS_ABOUT_VENDOR_RE = re.compile(re.escape(VENDOR_MASK) + r"\s*(?:쪽|측)?(?:은|는|이|가|의|도)(?![가-힣])")
 
 
