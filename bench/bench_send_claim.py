@@ -110,11 +110,11 @@ def _submit(send_request_submit, room, key):
 
 def _phase_setup(label, claimers):
     """A room of its own and `claimers` sender devices that serve it."""
-    from conversations.models import Room
+    from conversations.room_services import room_create
     from delivery.models import Device
     from delivery.services import sender_rooms_report
 
-    room = Room.objects.create(stable_key=f"bench-{label}", name=f"(9999) 벤치 {label}")
+    room = room_create(stable_key=f"bench-{label}", name=f"(9999) 벤치 {label}", actor_id="bench")
     devices = []
     for n in range(claimers):
         device = Device.objects.create(name=f"bench-{label}-{n}", role=Device.Role.SENDER, status=Device.Status.ACTIVE)
