@@ -80,7 +80,9 @@ _SPOKEN_FORMS = (
     # half a page of a leaflet, as the sources write the share: `전단 반면`, `반 페이지짜리` → `1/2면` (a lone
     # `반면` is "on the other hand")
     (re.compile(r"(?<=전단 )반\s*(?:페이지|면)|(?<![가-힣])반\s*(?:페이지|면)(?=\s*(?:짜리|광고))"), "1/2면"),
+    (re.compile(r"(?<![가-힣])반\s*페이지면"), "1/2면이면"),  # `반 페이지면요?`: if it is half a page
     (re.compile(r"(?<![가-힣])반\s*페이지"), "1/2면"),
+    (re.compile(r"(?<![가-힣])반\s+면(?=[은이도으]|짜리|광고|\s|[?？]|$)"), "1/2면"),  # `반 면으로`, apart: half a page
     # a product name typed against its size (`배도라지즙30포`, `포기김치10kg`) is the name and the size
     (re.compile(r"(?<=[가-힣]{2})(?=\d+(?:\.\d+)?\s*(?:kg|g|L|ml|포|개|입|매|롤|박스|팩|봉)(?![A-Za-z]))"), " "),
     # the contracted topic particle: `저흰` is 저희는, `우린` is 우리는
@@ -108,6 +110,15 @@ _VERB_NOUNS = {"올리": "인상", "올려": "인상", "올릴": "인상", "내�
 def verb_noun(word: str) -> str:
     """The noun the sources write for the verb `word` begins with (`올리고` → 인상); "" for any other word."""
     return next((noun for stem, noun in _VERB_NOUNS.items() if word.startswith(stem)), "")
+
+
+_ACTION_NOUNS = frozenset(_VERB_NOUNS.values())
+
+
+def action_noun(word: str) -> str:
+    """The noun of the action `word` asks about, whether typed as the verb (`바꾸려면` → 변경) or as the noun itself
+    (`변경`, `변경하면`, `인상은`); "" for any other word."""
+    return verb_noun(word) or next((noun for noun in _ACTION_NOUNS if word.startswith(noun)), "")
 
 
 def subject_variants(word: str) -> frozenset[str]:

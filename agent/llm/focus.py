@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from agent.knowledge.synonyms import spoken_forms_written, verb_noun
+from agent.knowledge.synonyms import action_noun, spoken_forms_written
 from agent.llm import korean_text, morphology
 from agent.llm.prompts import OTHER_PRODUCT_MASK, OTHER_VENDOR_MASK
 from agent.verification.korean import is_particle
@@ -97,6 +97,9 @@ ACCEPTED_VALUES = {
 
 # A limit on a value rather than the value: an answer only to a question about the limit.
 BOUND_WORDS = ("최대", "최소", "한도", "상한", "하한", "최고", "최저")
+# `최소 몇 픽셀`, `최대 얼마까지`: said before the value asked, they say it is a bound; a noun naming the bound
+# (`한도`, `상한`) is what is asked about.
+_BOUND_ADVERBS = ("최대", "최소")
 
 # (aspect, cue in the question), the first that matches wins. Question words and verb phrases (`언제까지`, `어떻게
 # 하나요`, `면 어떻게 되나요`) come before aspect nouns (`기간`, `수량`, `금액`), which only decide when the question
@@ -303,7 +306,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     phrase: list[str] = []
     # "재고는요?", "냉장은요?": the polite 요 after a particle ends a noun, not a verb.
     # A fraction with its counter (`1/2면`) is one qualifier, not the numbers 1 and 2면.
-    fractions = [korean_text.strip_particle(match[0]) for match in _FRACTION_RE.finditer(text)]
+    fractions = [_fraction_written(match[0]) for match in _FRACTION_RE.finditer(text)]
     text = _FRACTION_RE.sub(" ", text)
     written = korean_text.words(text)
     guessed = set(korean_text.words(_guess(text)))
@@ -365,17 +368,19 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             continue  # a pronoun points back at the subject ("이게 입고금액 대비 몇 %"); it names none
         family = _ASPECT_WORD_FAMILIES.get(stem)
         names_subject = family is not None and aspect not in (None, PROCEDURE, PLACE) and aspect not in family
-        if stem in _NOT_SUBJECT and not names_subject:
-            continue
+        if (stem in _NOT_SUBJECT and not names_subject) or stem in _RANGE_WORDS:
+            continue  # `최소 얼마 이상`: a range word the analyser left unread names no subject either
         subject.append(stem)
         if (
             written[index] in guessed
+            or stem in _BOUND_ADVERBS
             or glued in _EXAMPLE_ENDINGS
             or index in examples
             or stem in mixed_up
             or written[index] in reason_words
         ):
-            # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example — not what it must name
+            # "… 어떻게 돼요? 현금이에요?": a guess at the answer; `콩나물같은`: an example; `최소 몇 픽셀`: the bound
+            # of the value asked, which a statement may state by `이상` alone — not what it must name
             optional.append(stem)
         if written[index] in scene_words:
             scene_subject.append(stem)
@@ -411,7 +416,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         asks_own=any(word.startswith(_OWN_WORD_STARTS) for word in written),
         polar=cue is not None and cue >= _NOUN_CUES_START and bool(_POLAR_END_RE.search(question)),
         conditions=condition_nouns(text) if cue is not None and aspect is None else (),
-        actions=tuple(dict.fromkeys(noun for noun in map(verb_noun, written) if noun)),
+        actions=tuple(dict.fromkeys(noun for noun in map(action_noun, written) if noun)),
         asks_status=bool(_DONE_YET_RE.search(text)),
         scene=tuple(dict.fromkeys(scene_subject)) if own_subject else (),
     )
@@ -476,6 +481,16 @@ _MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "용량", "�
 _RATE_ASKED_RE = re.compile(r"할인\s*(?:은|이|도|율은|율이)?\s*얼마나")
 _PERIOD_ASKED_RE = re.compile(r"(기간|기한)\s*(이|은|는|가)?\s*얼마(?!나)")
 _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
+
+
+def _fraction_written(word: str) -> str:
+    """A fraction with its counter as the evidence writes it: `1/2면짜리는요` is 1/2면."""
+    previous = ""
+    while word != previous:
+        previous = word
+        word = korean_text.strip_particle(word.removesuffix("요"))
+        word = next((word.removesuffix(ending) for ending in _GLUED_ENDINGS if word.endswith(ending)), word)
+    return word
 
 
 _RECURRENCE_WORDS = ("매달", "매월", "매주", "달마다", "주마다", "매번")

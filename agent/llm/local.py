@@ -18,7 +18,7 @@ from django.conf import settings
 
 from agent.knowledge.passages import heading_only
 from agent.knowledge.periods import month_figure_asked, months_named, period_phrase
-from agent.knowledge.synonyms import subject_variants
+from agent.knowledge.synonyms import spoken_forms_written, subject_variants
 from agent.llm import korean_text, morphology
 from agent.llm.base import PURPOSE_JUDGE, PURPOSE_REWRITE, LlmReply, ToolCallRequest, ToolSpec
 from agent.llm.focus import (
@@ -258,7 +258,12 @@ def _answer_one(
     focus = question_focus(question, counterpart_names=counterpart_names)
     if follow_up:
         own_words = question_focus(follow_up, counterpart_names=counterpart_names)
-        asks_the_same = not own_words.aspect_cued or (own_words.aspect is None and _asks_again_for(follow_up))
+        # "반 페이지면요?" (if it is half a page) asks the earlier question of another item, as "된장 3kg짜리도요?"
+        # does; "기한 넘기면요?" asks what follows a condition of its own.
+        asks_the_same = not own_words.aspect_cued or (
+            own_words.aspect is None
+            and (_asks_again_for(follow_up) or _IS_ITEM_RE.search(spoken_forms_written(follow_up)) is not None)
+        )
         if earlier and asks_the_same and not _asks_state(own_words):
             focus = with_aspect_of(replace(focus, aspect=None, aspect_cued=False), question_focus(earlier))
     if not focus.words:
@@ -1221,6 +1226,10 @@ def _rewrite(messages: list[Mapping]) -> str:
 # subject: a follow-up although it names a topic of its own.
 _BACK_IN_TIME_RE = re.compile(r"(?<![가-힣])(?:그때|그날|당시)")
 _ELLIPTICAL_RE = re.compile(r"^[^?？]{1,20}[은는]요\s*[?？]*\s*$")
+
+
+# A follow-up that only names an item with the copula's 이면 ("1/2면이면요?", "냉동이면요?").
+_IS_ITEM_RE = re.compile(r"^\S+이면요\s*[?？]*\s*$")
 
 
 def _asks_again_for(question: str) -> bool:

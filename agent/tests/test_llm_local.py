@@ -1951,3 +1951,67 @@ def test_an_address_asked_is_answered_by_a_street_address_only():
     assert answer_sentences("본사 주소 좀 알려주세요", [head_office]) == [
         "본사는 서울특별시 송파구 올림픽로 300, 누리타워 12층입니다."
     ]
+
+
+def test_a_bound_said_before_the_value_asked_is_not_required_of_the_answer():
+    """`최소 몇 픽셀` asks for a minimum that "1000×1000 픽셀 이상" states by 이상 alone; a range word the analyser
+    leaves unread (`최소 얼마 이상`) names no subject either. A noun naming the bound (`한도`) is still asked about."""
+    images = _faq(
+        "상품 이미지 규격이 있나요?",
+        "대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요. "
+        "상세 이미지는 가로 860 픽셀을 권장합니다.",
+    )
+
+    answer = answer_sentences("상품 대표 이미지 최소 몇 픽셀이어야 돼요?", [images])
+    assert answer[0] == "대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요."
+    focus = question_focus("한 번에 최소 얼마어치 이상 주문 넣어야 되는 거였죠?")
+    assert "최소" in focus.optional and "이상" not in focus.subject
+    assert "한도" not in question_focus("행사 할인율 한도가 몇 %예요?").optional
+
+
+def test_an_action_typed_as_its_noun_is_the_action_asked():
+    """`계좌 변경 신청하면 처리 며칠 걸리나요?` asks about changing the account, as `바꾸려면` does: the FAQ entry on
+    the 계좌 변경 answers it, not the settlement record that paid by 계좌 이체."""
+    assert question_focus("정산 입금 계좌 변경 신청하면 처리 며칠 걸리나요?").actions == ("변경",)
+    assert question_focus("입금 계좌 바꾸려면 며칠 걸려요?").actions == ("변경",)
+    settlement = (
+        "[1] (거래처 기록 · 10월 정산 내역)\n[정산] 10월 정산 내역\n"
+        "10월 매입 정산액은 37,420,000원(부가세 포함)이며 2026-11-10에 계좌 이체로 지급 완료했습니다."
+    )
+    account = _faq(
+        "대금 지급 계좌를 변경하고 싶어요.",
+        "계좌 변경은 파트너센터 [회사 정보] > [지급 계좌]에서 통장 사본과 사용인감계를 첨부해 신청해 주세요. "
+        "승인까지 3영업일이 걸립니다.",
+        number=2,
+    )
+
+    assert answer_sentences("정산 입금 계좌 변경 신청하면 처리 며칠 걸리나요?", [settlement, account]) == [
+        "승인까지 3영업일이 걸립니다."
+    ]
+
+
+@pytest.mark.parametrize("typed", ["반 페이지짜리는요?", "반면짜리는요?", "반 페이지면요?", "반 면으로 키우면요?"])
+def test_half_a_page_however_typed_is_the_half_page_the_sources_write(typed):
+    assert "1/2면" in question_focus(typed).words
+    assert "1/2면" not in question_focus("반면에 이건 어때요?").words  # 반면: "on the other hand"
+
+
+@pytest.mark.parametrize("follow_up", ["반 페이지짜리는요?", "반면짜리는요?", "반 페이지면요?"])
+def test_half_a_page_asked_after_a_quarter_is_answered_for_half_a_page(follow_up):
+    """After "전단 1/4면 광고비 얼마예요?", half a page is asked the same question: its 55만 원, never the 1/4면's
+    30만 원 again ("반 페이지면요?" names an item with 이면, not a condition of its own)."""
+    earlier = "전단 1/4면 광고비 얼마예요?"
+    leaflet = (
+        _hub_section(
+            "프로모션 운영 기준",
+            "전단 광고비",
+            "전단 1/4면 광고비는 30만 원, 1/2면은 55만 원이며 행사 종료 다음 달 정산에서 차감합니다.",
+        )
+        + "\n\n"
+        + _faq("전단 행사 광고비가 있나요?", "전단 게재 시 면당 광고비가 발생하며, 1/4면 기준 30만 원입니다.", number=2)
+    )
+    rewritten = rewrite_follow_up(follow_up, [earlier])
+
+    answer = answer_sentences(rewritten, [leaflet], follow_up=follow_up, earlier=earlier)
+
+    assert answer and "55만 원" in answer[0] and "30만 원" not in " ".join(answer)
