@@ -100,6 +100,13 @@ BOUND_WORDS = ("최대", "최소", "한도", "상한", "하한", "최고", "최�
 # `최소 몇 픽셀`, `최대 얼마까지`: said before the value asked, they say it is a bound; a noun naming the bound
 # (`한도`, `상한`) is what is asked about.
 _BOUND_ADVERBS = ("최대", "최소")
+# The paper a value is written on (`계약서에 얼마로`, `단가표를 잃어버려서`, `주문서 금액`): where the asker saw it,
+# which the record states without naming.
+_DOCUMENT_WORDS = korean_text.word_set("계약서 계약상 계약서상 단가표 견적서 주문서")
+# How goods are packed (`사과 10kg 박스 단가`, `50롤 묶음`): a price list names the product and its size, not its box.
+# Asked of an order (`오더 잡힌 거 박스 수`, `서른 박스 주문서 금액`), the boxes are what the order counts.
+_PACK_WORDS = korean_text.word_set("박스 묶음")
+_ORDER_ASKED_RE = re.compile(r"주문|오더|발주")
 
 # (aspect, cue in the question), the first that matches wins. Question words and verb phrases (`언제까지`, `어떻게
 # 하나요`, `면 어떻게 되나요`) come before aspect nouns (`기간`, `수량`, `금액`), which only decide when the question
@@ -165,6 +172,8 @@ _ASPECT_WORDS = korean_text.word_set(
     # the step a record has reached (`현재 처리 단계`), read as its status; how a value is set (`어떻게 책정돼`) and
     # what it is counted per (`한 대당 공급가`, `회당 운임`)
     "단계 상황 책정 대당 개당 회당 건당 장당",
+    # the form a value takes (`몇 도 범위`, `얼마 간격`, `무게 제한`, `시간 제한`)
+    "범위 간격 제한",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -322,6 +331,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     scene_said = _SCENE_RE.match(text)
     scene_words = set(korean_text.words(scene_said["scene"])) if scene_said else set()
     scene_subject: list[str] = []
+    asks_order = _ORDER_ASKED_RE.search(text) is not None
     for index, raw in enumerate(raw_words):
         if index and raw_words[index - 1] == "몇":
             continue  # the counter of "몇 도로", "몇 개": part of the question word
@@ -374,6 +384,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         if (
             written[index] in guessed
             or stem in _BOUND_ADVERBS
+            or stem in _DOCUMENT_WORDS
+            or (stem in _PACK_WORDS and not asks_order)
             or glued in _EXAMPLE_ENDINGS
             or index in examples
             or stem in mixed_up

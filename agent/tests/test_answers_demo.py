@@ -17,6 +17,7 @@ from django.test import override_settings
 from agent.evaluation import answer_defects
 from agent.knowledge.faq_index import faq_index_reset
 from agent.knowledge.hub_runtime import runtime_reset
+from agent.llm.focus import question_focus
 from agent.llm.prompts import guidance_answer
 from agent.models import (
     FaqEntry,
@@ -220,3 +221,58 @@ def test_a_price_list_answer_holds_only_the_item_asked_not_the_look_alike_brands
 
     assert result["status"] == "answered"
     assert result["body"] == "해닮제과 전통 약과 1kg 12,800원."
+
+
+@pytest.mark.parametrize(
+    ("question", "room", "price", "other"),
+    [
+        # the paper the asker saw the price on is not a word the record must write
+        ("산들찬 고추장 3kg 저희 공급가 계약서에 얼마로 돼 있어요?", "(1001) 대한물산", "14,100원", "14,800원"),
+        # nor is the box the product is packed in
+        (
+            "사과 10kg 한 박스 납품가 계약에 얼마로 돼 있었는지 기억이 안 나서요",
+            "(1011) 청정농산",
+            "49,400원",
+            "46,600원",
+        ),
+    ],
+)
+def test_a_contract_price_asked_by_the_paper_or_the_box_it_comes_in_is_the_contracts_price(
+    question, room, price, other
+):
+    result = ask(question, room=room)
+
+    assert result["status"] == "answered"
+    assert price in result["body"] and other not in result["body"]
+
+
+def test_the_boxes_of_an_order_asked_are_what_the_order_counts():
+    """`오더 잡힌 거 박스 수`: asked of an order, the boxes are the order's count, still to be named by its record."""
+    assert "박스" in question_focus("사과 10kg 한 박스 납품가 얼마예요?").optional
+    focus = question_focus("국물용 멸치 1.5kg 오더 잡힌 거 박스 수하고 총액 얼마로 찍혔는지 봐주세요")
+    assert "박스" in focus.subject and "박스" not in focus.optional
+
+
+@pytest.mark.parametrize(
+    ("question", "history", "room", "fact"),
+    [
+        (
+            "냉장 제품은 몇 도 범위로 맞추면 돼요?",
+            "냉동 상품 납품할 때 온도 기준이 어떻게 돼요?",
+            "(1018) 푸른들유통",
+            "0~10도",
+        ),
+        (
+            "MD님이 발주 넣으면 저희가 확정 버튼 누르는 데 시간 제한 있나요? 있으면 몇 시간이에요",
+            None,
+            "(1004) 한빛유통",
+            "24시간",
+        ),
+    ],
+)
+def test_the_form_a_value_takes_is_not_a_subject_the_answer_must_name(question, history, room, fact):
+    """`몇 도 범위`, `시간 제한`, `얼마 간격`: words for the form of the value asked, as 기간 and 기준 are."""
+    result = ask(question, *([history] if history else []), room=room)
+
+    assert result["status"] == "answered"
+    assert fact in result["body"]
