@@ -198,6 +198,8 @@ _FILLER_WORDS = korean_text.word_set(
     "지난 지난달 저번 저번달 전달 다음달 오늘 내일 어제 모레",
     # a case or a degree said around what is asked ("납품하는 경우", "어느 정도에요?"), and the asker's own progress
     "경우 정도 준비중",
+    # the goods in general ("신성유통 거쳐서 넣던 물량", "물량 적을 땐 택배로"), as 물건 is
+    "물량",
     # the asker's own state of mind ("기억이 안나네요", "헷갈려서요"), not what is asked about
     "기억 헷갈려서 헷갈려서요 맨날",
     # the asker's own side ("저희쪽 단가")
@@ -281,6 +283,9 @@ class QuestionFocus:
     # "이번에 냉동 교자 처음 들고 가는데 탑차 온도 기준이 …": the subject words of the scene said before the question,
     # when the question after it names a subject of its own — a statement naming that one answers without them.
     scene: tuple[str, ...] = ()
+    # "서류 들고 본사 찾아가려는데 주소가 어디에요?": the subject words of the scene when the question after it names
+    # none of its own — what it asks is about one of them, not all.
+    scene_only: tuple[str, ...] = ()
 
     @property
     def accepted_values(self) -> tuple[str, ...]:
@@ -431,6 +436,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         actions=tuple(dict.fromkeys(noun for noun in map(action_noun, written) if noun)),
         asks_status=bool(_DONE_YET_RE.search(text)),
         scene=tuple(dict.fromkeys(scene_subject)) if own_subject else (),
+        scene_only=() if own_subject else tuple(dict.fromkeys(scene_subject)),
     )
 
 

@@ -358,6 +358,18 @@ def _answer_one(
             judged = _answer_score(
                 statement, focus, question_bigrams, required_after_scene, record_text or section_text
             )
+        # Asked only of its scene ("서류 들고 본사 찾아가려는데 주소가 어디에요?"), the value is of one thing the scene
+        # names: an FAQ entry asking for that kind of value about one of them (the 본사's address) answers it.
+        if (
+            judged is None
+            and focus.accepted_values
+            and statement.source == "faq"
+            and asked_aspect(statement.context) == focus.aspect
+        ):
+            for word in (word for word in focus.scene_only if word in required):
+                judged = _answer_score(statement, focus, question_bigrams, (word,), record_text or section_text)
+                if judged is not None:
+                    break
         if judged is None or not _names_all(statement, added_numbers, record_text):
             continue
         # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that

@@ -2015,3 +2015,26 @@ def test_half_a_page_asked_after_a_quarter_is_answered_for_half_a_page(follow_up
     answer = answer_sentences(rewritten, [leaflet], follow_up=follow_up, earlier=earlier)
 
     assert answer and "55만 원" in answer[0] and "30만 원" not in " ".join(answer)
+
+
+def test_a_question_asked_only_of_its_scene_is_answered_by_the_faq_entry_asking_the_same_about_one_of_it():
+    """`서류 들고 본사 찾아가려는데 주소가 어디에요?` names nothing after its scene: the address asked is of one thing
+    the scene names (the 본사), which the FAQ entry asking for the 본사's address answers without the 서류. A hub
+    sentence naming only one of the scene's words answers nothing."""
+    question = "서류 들고 본사 찾아가려는데 주소가 어디에요?"
+    assert question_focus(question).scene_only == ("서류", "들고", "본사")
+    head_office = _faq("본사 주소가 어떻게 되나요?", "본사는 서울특별시 송파구 올림픽로 300, 누리타워 12층입니다.")
+    mail = _faq("우편으로 서류를 보내려면?", "서류 원본은 본사 12층 협력사지원팀 앞으로 등기 발송해 주세요.", number=2)
+
+    assert answer_sentences(question, [head_office + "\n\n" + mail]) == [
+        "본사는 서울특별시 송파구 올림픽로 300, 누리타워 12층입니다."
+    ]
+    registration = _hub_section(
+        "신규 거래처 등록 절차", "등록 순서", "품평회 통과 후 거래처 등록 서류를 본사 담당 MD에게 제출합니다."
+    )
+    assert answer_sentences(question, [registration]) == []
+
+
+def test_the_goods_in_general_are_no_subject_an_answer_must_name():
+    """`물량` is the goods, as 물건 is: "물량 적을 땐 택배로 부쳐도 되나요?" is answered by the 택배 rule."""
+    assert "물량" not in question_focus("물량 적을땐 그냥 택배로 부쳐도 되나요? 몇박스까지 돼요").subject
