@@ -114,7 +114,8 @@ _ORDER_ASKED_RE = re.compile(r"주문|오더|발주")
 # procedure, not a quantity.
 _ASPECT_CUES = (
     (PARTY, ("누가", "누구", "어느 쪽")),
-    (REASON, ("왜", "이유", "원인", "어째서")),
+    # `원인이 뭐`, not the 원인 of `원인 조사 계획` (a document's name)
+    (REASON, ("왜", "이유", "원인이", "원인은", "원인 뭐", "어째서")),
     # "…이 다르면요?", "기한을 넘기면 어떻게 되나요?": what follows, not a value
     (None, ("면요", "면 어떻게 되", "면 어떻게 돼", "다르면", "넘기면", "없으면", "지나면", "쌓이면", "남으면",
             "어떻게 처리")),
@@ -125,7 +126,7 @@ _ASPECT_CUES = (
     (DURATION, ("몇 시간",)),
     (TIME, ("몇 시", "몇시")),
     (DURATION, ("언제까지", "얼마동안", "얼마 동안", "며칠 안", "며칠 이내", "몇 일 안", "얼마나 걸", "며칠 걸",
-                "며칠 만에", "몇 시간 안", "몇 주", "몇 달", "몇 개월")),
+                "며칠 만에", "몇 시간 안", "몇 주", "몇 달", "몇 개월", "얼마 안에", "얼마 이내", "얼마 만에")),
     (DATE, ("언제", "며칠", "몇 일", "무슨 요일", "몇 월")),
     (QUANTITY, ("몇 개", "몇 박스", "몇개", "몇 팔레트", "몇 도", "몇 번", "몇 회", "몇 명", "몇 건", "몇 장",
                 "몇 점")),
@@ -172,8 +173,8 @@ _ASPECT_WORDS = korean_text.word_set(
     # the step a record has reached (`현재 처리 단계`), read as its status; how a value is set (`어떻게 책정돼`) and
     # what it is counted per (`한 대당 공급가`, `회당 운임`)
     "단계 상황 책정 대당 개당 회당 건당 장당",
-    # the form a value takes (`몇 도 범위`, `얼마 간격`, `무게 제한`, `시간 제한`)
-    "범위 간격 제한",
+    # the form a value takes (`몇 도 범위`, `얼마 간격`, `무게 제한`, `시간 제한`, `결품 비율 수치`, `주기적으로`)
+    "범위 간격 제한 수치 주기적",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -195,7 +196,9 @@ _FILLER_WORDS = korean_text.word_set(
     # the present period a question is asked in ("이달 말", "올해 계약"): the question's date decides it
     "이달 이번주 금주 올해 금년",
     # a period or day named relative to today ("지난달 정산", "내일 수량"): the question's date decides which
-    "지난 지난달 저번 저번달 전달 다음달 오늘 내일 어제 모레",
+    "지난 지난달 저번 저번달 전달 다음달 오늘 내일 어제 모레 예전",
+    # `다음 달로 넘어간`, `다음 달에`: the one-syllable 달 with its particle
+    "달로 달에 달부터 달까지",
     # a case or a degree said around what is asked ("납품하는 경우", "어느 정도에요?"), and the asker's own progress
     "경우 정도 준비중",
     # the goods in general ("신성유통 거쳐서 넣던 물량", "물량 적을 땐 택배로"), as 물건 is
@@ -222,7 +225,7 @@ _FILLER_WORDS = korean_text.word_set(
     # `다음 달에`: a one-syllable noun keeps its particle when read as a word
     "달에",
 )
-_QUESTION_WORD_STARTS = ("몇", "며칠", "얼마")
+_QUESTION_WORD_STARTS = ("몇", "며칠", "얼마", "언제")
 _HONORIFIC = "님"
 _GLUED_ENDINGS = ("같은", "같이", "같", "꺼", "째", "짜리")
 # `콩나물같은 냉장품`: the glued noun is an example of the subject, which the sources name by its kind (냉장 상품)
@@ -497,7 +500,8 @@ def condition_nouns(text: str) -> tuple[str, ...]:
 
 _MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "용량", "온도")
 _RATE_ASKED_RE = re.compile(r"할인\s*(?:은|이|도|율은|율이)?\s*얼마나")
-_PERIOD_ASKED_RE = re.compile(r"(기간|기한)\s*(이|은|는|가)?\s*얼마(?!나)")
+# `유효기간이 얼마예요?`; a 기한 is a time however far from its 얼마 (`지급 기한이 따로 있다던데 얼마예요`)
+_PERIOD_ASKED_RE = re.compile(r"(기간|기한)\s*(이|은|는|가)?\s*얼마(?!나)|기한[^?？]*얼마(?!나)")
 _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
 
 

@@ -372,6 +372,14 @@ def _answer_one(
                     break
         if judged is None or not _names_all(statement, added_numbers, record_text):
             continue
+        if (
+            focus.asks_own
+            and focus.accepted_values
+            and statement.source == "hub"
+            and any(name in statement.text for name in counterpart_names)
+        ):
+            # "저희 결품률 몇 퍼센트였죠?": the policy's sentence about this vendor, not its rule for everyone
+            judged = (judged[0] + _OWN_NAME_BONUS, judged[1])
         # The same sentence from two sources (an FAQ answer and a hub passage) is one statement: the copy that
         # answers best, with its context, stands for it.
         key = _compact(statement.text)
@@ -539,8 +547,8 @@ def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> Quest
 
 
 # What a word adds to the noun before it without changing what it is about: `제품들`, `입고분`, `주문건`, `행사용`,
-# `주기적`, `석달치`, `점포별`.
-_DERIVING_SUFFIX_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:들|분|건|용|적|치|별)")
+# `주기적`, `석달치`, `점포별`, `갱신본` (the renewed copy), `회수차` (the pickup's truck).
+_DERIVING_SUFFIX_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:들|분|건|용|적|치|별|본|차)")
 # A verbal noun with its verb glued on (`교환해달래서`, `변경하려면`): the noun is what it is about.
 _GLUED_VERB_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:해|하|했|할|한)[가-힣]*")
 
@@ -701,6 +709,7 @@ _DEADLINE_BONUS = 0.3
 _CONDITION_BONUS = 1.0
 _ACTION_BONUS = 0.8
 _TOPIC_BONUS = 1.0
+_OWN_NAME_BONUS = 1.0
 _RECURRING_BONUS = 0.3
 _WEEKDAY_RE = re.compile(r"[월화수목금토일]요일|[월화수목금토일]\s*[·,/]\s*[월화수목금토일]")
 _RECURRING_RE = re.compile(r"익월|매월|매달|매주|매일|다음 달|월말|말일|[월화수목금토일]요일|주\s*\d\s*회|마다")

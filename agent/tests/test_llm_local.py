@@ -2038,3 +2038,60 @@ def test_a_question_asked_only_of_its_scene_is_answered_by_the_faq_entry_asking_
 def test_the_goods_in_general_are_no_subject_an_answer_must_name():
     """`물량` is the goods, as 물건 is: "물량 적을 땐 택배로 부쳐도 되나요?" is answered by the 택배 rule."""
     assert "물량" not in question_focus("물량 적을땐 그냥 택배로 부쳐도 되나요? 몇박스까지 돼요").subject
+
+
+@pytest.mark.parametrize(
+    ("question", "aspect"),
+    [
+        ("회수 요청 받은 날 기준으로 원인 조사 계획 제출 기한이 며칠이에요?", "date"),  # 원인 조사: a document's name
+        ("불량 원인이 뭐예요?", "reason"),
+        ("담당 MD님 회신은 보통 요청일부터 최대 얼마 안에 오나요?", "duration"),
+        ("하도급이라 지급 기한이 따로 있다던데 얼마예요", "duration"),
+    ],
+)
+def test_the_aspect_asked_is_read_from_the_question_not_from_a_name_or_a_price_word(question, aspect):
+    assert question_focus(question).aspect == aspect
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("예전에 저희 반품 차감이 대금보다 많아서 다음 달로 넘어간 적 있었죠? 그때 상계된 금액이 얼마였어요?", "달로"),
+        ("예전에 저희 반품 차감이 대금보다 많아서 다음 달로 넘어간 적 있었죠? 그때 상계된 금액이 얼마였어요?", "예전"),
+        ("내년 계약 단가랑 장려금률 협상은 갱신 전에 언제쯤부터 시작하나요?", "언제쯤"),
+        ("상반기 평가 받을 때 저희 결품률 수치 기억하세요? 몇 퍼센트였는지", "수치"),
+        ("파트너센터 비번 주기적으로 바꿔야 돼요? 며칠마다요", "주기적"),
+    ],
+)
+def test_words_for_when_it_was_said_or_the_form_of_the_value_are_no_subject(question, word):
+    assert word not in question_focus(question).subject
+
+
+def test_a_renewed_copy_or_a_pickup_truck_is_about_the_renewal_or_the_pickup():
+    """`갱신본` is the 갱신 인증서 the hub names, `냉동차` the 냉동 상품's truck: read as the noun they come from."""
+    quality = _hub_section(
+        "입고 검사 기준",
+        "품질 서류",
+        "HACCP 인증 상품은 인증서 사본을 등록하고, 인증이 만료되기 30일 전에 갱신 인증서를 제출해야 합니다.",
+    )
+
+    answer = answer_sentences("해썹 인증 곧 끝나는데 갱신본 업로드 기한이 만료 몇일 전까지인가요", [quality])
+
+    assert answer and "30일" in answer[0]
+
+
+def test_the_vendors_own_figure_in_a_policy_answers_a_question_about_its_own_figure():
+    """`저희 결품률 몇 퍼센트였죠?`: the sentence naming the room's vendor, not the threshold all are held to."""
+    evaluation = _hub_section(
+        "협력사 거래 기본 정책",
+        "협력사 평가",
+        "결품률이 3%를 넘거나 품질 사고가 연 2회 이상이면 개선 계획서를 제출해야 합니다.",
+        "가온상사는 결품률 4.2%로 개선 계획서 제출 대상이었으며, 7월 말까지 계획서를 제출했습니다.",
+    )
+    answer = answer_sentences(
+        "상반기 평가 받을 때 저희 결품률 수치 기억하세요? 몇 퍼센트였는지",
+        [evaluation],
+        counterpart_names=("가온상사",),
+    )
+
+    assert answer == ["가온상사는 결품률 4.2%로 개선 계획서 제출 대상이었으며, 7월 말까지 계획서를 제출했습니다."]
