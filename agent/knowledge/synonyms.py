@@ -38,13 +38,14 @@ SUBJECT_SYNONYMS = (
     frozenset({"무게", "중량"}),
     frozenset({"신입", "신규"}),
     frozenset({"pl보험", "생산물배상책임보험", "배상책임보험"}),  # product liability insurance, by its short name
-    frozenset({"클레임", "민원"}),  # a customer's complaint, as vendors and as the sources call it
+    frozenset({"클레임", "민원", "불만"}),  # a customer's complaint, as vendors and as the sources call it
     frozenset({"전단", "전단지"}),
     frozenset({"원재료", "원자재", "원료"}),
     frozenset({"발주서", "주문서"}),
     frozenset({"구두", "말로"}),  # 말로만 합의한 조건 is the 구두 약속 the sources name
     frozenset({"취소", "캔슬"}),  # the loanword vendors type for a cancellation
     frozenset({"체계", "구조", "구성"}),  # how a code or a fee is made up: 상품 코드 체계, 코드 구조
+    frozenset({"페널티", "불이익"}),  # what a breach costs the vendor
 )
 
 

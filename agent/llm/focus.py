@@ -107,6 +107,8 @@ _DOCUMENT_WORDS = korean_text.word_set("계약서 계약상 계약서상 단가�
 # Asked of an order (`오더 잡힌 거 박스 수`, `서른 박스 주문서 금액`), the boxes are what the order counts.
 _PACK_WORDS = korean_text.word_set("박스 묶음")
 _ORDER_ASKED_RE = re.compile(r"주문|오더|발주")
+# Who the goods and claims finally serve (`고객 클레임`, `고객한테 위로금`): the rules about them seldom name them.
+_PARTIES_SERVED = korean_text.word_set("고객")
 
 # (aspect, cue in the question), the first that matches wins. Question words and verb phrases (`언제까지`, `어떻게
 # 하나요`, `면 어떻게 되나요`) come before aspect nouns (`기간`, `수량`, `금액`), which only decide when the question
@@ -174,7 +176,7 @@ _ASPECT_WORDS = korean_text.word_set(
     # what it is counted per (`한 대당 공급가`, `회당 운임`)
     "단계 상황 책정 대당 개당 회당 건당 장당",
     # the form a value takes (`몇 도 범위`, `얼마 간격`, `무게 제한`, `시간 제한`, `결품 비율 수치`, `주기적으로`)
-    "범위 간격 제한 수치 주기적",
+    "범위 간격 제한 수치 주기적 시한",
 )
 # The kind of value an aspect word asks for. Asked with another aspect it names the subject instead: "단가 변경을
 # 요청하면 언제까지 답을 받아요?" is about 단가 (a deadline is asked), "단가가 얼마예요?" asks for the 단가.
@@ -394,6 +396,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             or stem in _BOUND_ADVERBS
             or stem in _DOCUMENT_WORDS
             or (stem in _PACK_WORDS and not asks_order)
+            or stem in _PARTIES_SERVED
             or glued in _EXAMPLE_ENDINGS
             or index in examples
             or stem in mixed_up
@@ -467,7 +470,10 @@ _REASON_AFTER_RE = re.compile(
     r"(?:죠|요|까|나요)[?？]*\s+(?P<reason>[^?？]+(?:서요|라서|려구요|려고요|려고|(?<![에부])서))\s*[.~!]*$"
 )
 # "경리팀에서 물어봐서요 10월 정산 총액이 …": why the vendor asks, said before the question.
-_REASON_BEFORE_RE = re.compile(r"^(?P<reason>[^?？]+?[아어여워봐해돼와]서요)\s+\S")
+# So is a short "X가 Y라" said first ("담당자가 휴가라 클레임 첫 답변을 …", "원료가 모자라서 내일 수량 …").
+_REASON_BEFORE_RE = re.compile(
+    r"^(?P<reason>[^?？]+?[아어여워봐해돼와]서요|(?:저희\s+|우리\s+)?[가-힣]+[이가]\s+[가-힣]+(?<![하되])라서?)\s+\S"
+)
 # "맛김치랑 자꾸 헷갈려서": the thing the asker mixes the subject up with, not the subject.
 _MIXED_UP_RE = re.compile(r"([가-힣A-Za-z0-9]+?)(?:이랑|랑|하고|와|과)\s+(?:[가-힣]+\s+)?헷갈")
 

@@ -2095,3 +2095,23 @@ def test_the_vendors_own_figure_in_a_policy_answers_a_question_about_its_own_fig
     )
 
     assert answer == ["가온상사는 결품률 4.2%로 개선 계획서 제출 대상이었으며, 7월 말까지 계획서를 제출했습니다."]
+
+
+def test_a_reason_said_first_and_the_customer_served_are_not_required_of_a_claims_rule():
+    """ "담당자가 휴가라 …" says why the vendor asks; `고객` is whom the claim came from, which the claims rules do not
+    write; `불만` is the 클레임 they do."""
+    claims = _hub_section(
+        "클레임 처리 기준",
+        "처리 기한 위반",
+        "1차 답변 기한을 넘기면 클레임 1건당 5만 원의 페널티가 다음 달 정산에서 차감됩니다.",
+    )
+    focus = question_focus("저희 담당자가 휴가라 민원 첫 회신이 늦어질 것 같은데 늦으면 정산에서 얼마나 깎여요?")
+    assert {"담당자", "휴가"} <= set(focus.optional)
+    assert "고객" in question_focus("고객 불만 건 첫 회신을 늦게 하면 건당 얼마씩 정산에서 빠져요?").optional
+
+    for question in (
+        "저희 담당자가 휴가라 민원 첫 회신이 늦어질 것 같은데 늦으면 정산에서 얼마나 깎여요?",
+        "고객 불만 건 첫 회신을 늦게 하면 건당 얼마씩 정산에서 빠져요?",
+    ):
+        answer = answer_sentences(question, [claims])
+        assert answer and "5만 원" in answer[0], question
