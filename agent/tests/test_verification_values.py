@@ -337,6 +337,16 @@ def test_a_value_after_a_long_run_without_spaces_keeps_the_word_it_depends_on():
     assert supported_in(probes, text, lambda: fold(text)) == [True]
 
 
+def test_the_zero_a_range_starts_from_is_found_by_the_anchor_search():
+    """`0~2일` states 0일 as a full parse reads it (the range's low end takes its unit): zero has anchors too."""
+    text = "출고 지연은 보통 0~2일입니다."
+    probes = parse_values("지연은 0~2일 정도입니다.")
+    assert [value.number for value in probes] == [0, 2]
+
+    assert supported_in(probes, text, lambda: fold(text)) == [is_supported(v, value_keys_among([text])) for v in probes]
+    assert all(supported_in(probes, text, lambda: fold(text)))
+
+
 @settings(max_examples=400)
 @given(fragments=st.lists(_FRAGMENTS, min_size=1, max_size=14), picks=st.lists(st.integers(0, 40), max_size=4))
 def test_property_the_anchor_search_answers_as_a_full_parse(fragments, picks):

@@ -689,7 +689,8 @@ def _quantity_anchors(number: Decimal, unit: str) -> tuple[str, ...]:
     anchors = []
     for spelling, factor in _UNIT_SPELLINGS.get(unit, [(unit, Decimal(1))]):
         amount = number / factor
-        if amount <= 0 or amount != amount.quantize(Decimal("0.001")):
+        # zero is written too, as a range's low end (`0~2일`)
+        if amount < 0 or amount != amount.quantize(Decimal("0.001")):
             continue
         for written in _written_numbers(amount):
             anchors += [f"{written}{spelling}", f"{written} {spelling}"]
