@@ -21,6 +21,7 @@ SUBJECT_SYNONYMS = (
     frozenset({"본사", "당사"}),  # the vendor's word for us, and ours
     frozenset({"표시", "마크"}),  # 분리배출 표시, 인증 마크
     frozenset({"사진", "이미지"}),
+    frozenset({"메인", "대표"}),  # 메인 이미지 is the 대표 이미지
     frozenset({"통장", "계좌"}),
     frozenset({"매장", "점포"}),
     frozenset({"하한선", "최소", "하한"}),
@@ -46,6 +47,8 @@ SUBJECT_SYNONYMS = (
     frozenset({"취소", "캔슬"}),  # the loanword vendors type for a cancellation
     frozenset({"체계", "구조", "구성"}),  # how a code or a fee is made up: 상품 코드 체계, 코드 구조
     frozenset({"페널티", "불이익"}),  # what a breach costs the vendor
+    frozenset({"교육", "강의", "강좌"}),
+    frozenset({"사용법", "이용법", "이용"}),  # 파트너센터 사용법 교육 is its 이용 교육
 )
 
 

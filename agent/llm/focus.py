@@ -107,6 +107,9 @@ _DOCUMENT_WORDS = korean_text.word_set("계약서 계약상 계약서상 단가�
 # Asked of an order (`오더 잡힌 거 박스 수`, `서른 박스 주문서 금액`), the boxes are what the order counts.
 _PACK_WORDS = korean_text.word_set("박스 묶음")
 _ORDER_ASKED_RE = re.compile(r"주문|오더|발주")
+# The listing a screen shows (`발주 목록`): the entry names what is listed, not the list. (A `내역` may be the
+# document asked for: `생산출고 내역 언제까지 넘겨야`.)
+_LISTING_WORDS = korean_text.word_set("목록 리스트")
 # Who the goods and claims finally serve (`고객 클레임`, `고객한테 위로금`): the rules about them seldom name them.
 _PARTIES_SERVED = korean_text.word_set("고객")
 
@@ -146,7 +149,7 @@ _ASPECT_CUES = (
     (TIME, ("시간", "시각")),
     (DATE, ("날짜", "일정", "요일", "주기", "지급일", "정산일", "결제일", "입고일", "배송일", "마감일", "발행일",
             "시작일", "종료일", "개시일", "날은", "날이")),
-    (SIZE, ("규격", "크기", "사이즈", "치수")),
+    (SIZE, ("규격", "크기", "사이즈", "치수", "해상도")),
     (QUANTITY, ("수량", "개수", "박스 수", "높이", "무게")),
     (AMOUNT, ("가격", "단가", "금액", "총액", "합계", "비용", "요금", "운임", "수수료", "광고비", "배송비", "택배비",
               "값")),
@@ -166,7 +169,7 @@ _COUNTER_RE = re.compile(r"몇\s*(박스|번|회|개|명|건|시간|시|도|장|
 _ASPECT_WORDS = korean_text.word_set(
     "가격 금액 비용 요금 단가 할인율 비율 수수료 기간 기한 일정 날짜 시간 마감 방법 절차 위치 장소 주소 연락처",
     "번호 전화 전화번호 여부 가능 종류 얼마 언제 몇 며칠 순서 조건 기준 내용 정보 값 주기 요일 누가 누구",
-    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 총액 합계 이유 원인 상품군 차이 시간대 시각",
+    "방식 수단 금액은 비용은 수량 규격 크기 사이즈 치수 해상도 총액 합계 이유 원인 상품군 차이 시간대 시각",
     "시작일 종료일 개시일 시작 종료",
     # `끝나는 날은요?`: a one-syllable noun keeps its particle when read as a word
     "날 날은 날이",
@@ -396,6 +399,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
             or stem in _BOUND_ADVERBS
             or stem in _DOCUMENT_WORDS
             or (stem in _PACK_WORDS and not asks_order)
+            or stem in _LISTING_WORDS
             or stem in _PARTIES_SERVED
             or glued in _EXAMPLE_ENDINGS
             or index in examples
@@ -417,7 +421,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     # 깎여요?") the question is about the scene.
     own_subject = sum(1 for word in subject if word not in scene_subject and word not in optional + non_nouns) >= 2
     words = list(dict.fromkeys([*words, *fractions]))
-    asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text
+    # "기간 제한 있어요?" asks for the limit, as "최대 몇 달" does
+    asks_bound = any(word in text for word in BOUND_WORDS) or "얼마까지" in text or "제한" in text
     counter = _COUNTER_RE.search(text)
     return QuestionFocus(
         aspect=aspect,
@@ -507,7 +512,7 @@ def condition_nouns(text: str) -> tuple[str, ...]:
 _MEASURE_NOUNS = ("무게", "중량", "높이", "길이", "너비", "용량", "온도")
 _RATE_ASKED_RE = re.compile(r"할인\s*(?:은|이|도|율은|율이)?\s*얼마나")
 # `유효기간이 얼마예요?`; a 기한 is a time however far from its 얼마 (`지급 기한이 따로 있다던데 얼마예요`)
-_PERIOD_ASKED_RE = re.compile(r"(기간|기한)\s*(이|은|는|가)?\s*얼마(?!나)|기한[^?？]*얼마(?!나)")
+_PERIOD_ASKED_RE = re.compile(r"(기간|기한)\s*(이|은|는|가)?\s*(?:최대|최소|최장)?\s*얼마(?!나)|기한[^?？]*얼마(?!나)")
 _FRACTION_RE = re.compile(r"\d+/\d+[가-힣A-Za-z]*")
 
 

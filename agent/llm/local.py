@@ -547,8 +547,8 @@ def _compounds_split(focus: QuestionFocus, statements: list[Statement]) -> Quest
 
 
 # What a word adds to the noun before it without changing what it is about: `제품들`, `입고분`, `주문건`, `행사용`,
-# `주기적`, `석달치`, `점포별`, `갱신본` (the renewed copy), `회수차` (the pickup's truck).
-_DERIVING_SUFFIX_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:들|분|건|용|적|치|별|본|차)")
+# `주기적`, `석달치`, `점포별`, `갱신본` (the renewed copy), `회수차` (the pickup's truck), `발주내역` (its listing).
+_DERIVING_SUFFIX_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:들|분|건|용|적|치|별|본|차|내역|목록)")
 # A verbal noun with its verb glued on (`교환해달래서`, `변경하려면`): the noun is what it is about.
 _GLUED_VERB_RE = re.compile(r"(?P<stem>[가-힣]{2,}?)(?:해|하|했|할|한)[가-힣]*")
 
@@ -862,6 +862,8 @@ def _answer_score(
         score += _EXACT_KIND_BONUS  # a deadline for "기간", a clock time for "몇 시": the kind asked, not a neighbour
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
         score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
+    elif focus.asks_bound and not focus.accepted_values and any(word in own for word in BOUND_WORDS):
+        score += _BOUND_PENALTY  # "기간 제한 있어요?" is answered by "최대 3개월", not by how to download
     if focus.asks_total and _UNIT_PRICE_RE.search(statement.text):
         score -= _UNIT_PRICE_PENALTY  # "콩나물 4kg 건 총액" is the order's 주문 금액, not the product's 단가
     if focus.counter and _counts_in(statement.text, focus.counter):

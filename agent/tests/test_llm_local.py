@@ -2115,3 +2115,49 @@ def test_a_reason_said_first_and_the_customer_served_are_not_required_of_a_claim
     ):
         answer = answer_sentences(question, [claims])
         assert answer and "5만 원" in answer[0], question
+
+
+EXCEL_FAQ = _faq(
+    "발주서 엑셀 다운로드가 가능한가요?",
+    "네, [발주 조회] 화면 오른쪽 위의 [엑셀 다운로드] 버튼으로 조회된 발주를 한 번에 받으실 수 있습니다. "
+    "최대 3개월 범위까지 조회됩니다.",
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "발주내역 엑셀로 뽑을때 한번에 몇달치까지 조회되나요",  # 발주내역: the 발주's listing
+        "엑셀로 발주 목록 내려받으면 조회 기간 제한이 몇 달이에요?",
+        "발주조회 엑셀로 받을때 기간 최대 얼마까지 걸 수 있어요",  # 기간 … 최대 얼마: a length of time
+        "발주 목록 엑셀 파일로 받는데 기간 제한 있어요?",  # whether there is a limit: the limit
+    ],
+)
+def test_the_listing_a_screen_shows_is_not_required_and_a_limit_asked_is_answered_by_the_limit(question):
+    assert answer_sentences(question, [EXCEL_FAQ])[0] == "최대 3개월 범위까지 조회됩니다."
+
+
+def test_a_main_images_resolution_is_the_representative_images_size():
+    """`메인 이미지` is the 대표 이미지 the FAQ names, `해상도` a size asked (read whole, not as 해상 with 도)."""
+    images = _faq(
+        "상품 이미지 규격이 있나요?",
+        "대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요. "
+        "상세 이미지는 가로 860 픽셀을 권장합니다.",
+    )
+    assert question_focus("상품 메인 사진 흰배경으로 찍었는데 해상도 기준이 어떻게 되나요").aspect == "size"
+
+    answer = answer_sentences("상품 메인 사진 흰배경으로 찍었는데 해상도 기준이 어떻게 되나요", [images])
+
+    assert answer[0] == "대표 이미지는 흰 배경의 1000×1000 픽셀 이상 JPG 파일로 등록해 주세요."
+
+
+def test_a_lecture_on_how_to_use_the_partner_centre_is_its_training():
+    training = _faq(
+        "파트너센터 이용 교육이 있나요?",
+        "신규 협력사를 위한 온라인 교육이 매월 첫째 주 수요일 오후 2시에 진행됩니다. "
+        "신청은 [공지사항]의 교육 안내 글에서 하실 수 있습니다.",
+    )
+
+    answer = answer_sentences("새로 온 직원이 파트너센터 사용법 강의 받을수 있을까요? 언제 하나요", [training])
+
+    assert any("첫째 주 수요일" in sentence for sentence in answer)
