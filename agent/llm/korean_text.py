@@ -202,11 +202,17 @@ def key_noun_phrase(text: str, *, keep_aspect_nouns: bool = False) -> str:
                 continue
         else:
             candidate, run = run, []
-        # The aspect asked last time (가격, 납기 …) is not the topic; the follow-up brings its own.
+        # The aspect asked last time (가격, 납기 …) is not the topic; the follow-up brings its own. A period alone
+        # names none ("11월분 정산 언제 들어와요?" is about the 정산): the aspect noun stays after it.
+        whole = candidate
         while candidate and (
             (candidate[-1] in ASPECT_NOUNS and not keep_aspect_nouns) or candidate[-1] in GENERIC_REFERENTS
         ):
             candidate = candidate[:-1]
+        if candidate and all(any(ch.isdigit() for ch in word) for word in candidate):
+            candidate = whole
+            while candidate and candidate[-1] in GENERIC_REFERENTS:
+                candidate = candidate[:-1]
         if len(candidate) > len(best):
             best = candidate
     return " ".join(best)

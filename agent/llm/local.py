@@ -1234,7 +1234,13 @@ def _is_answer_material(sentence: str, source: str) -> bool:
 
 
 def _names_aspect_topic(question: str) -> bool:
-    tokens = korean_text.content_tokens(question)
+    # A period or a number (`10월`) and a dependent noun (`거는`, `건은`) pick another occurrence of the earlier
+    # topic ("10월 거는 얼마 받았었죠?"): they name no topic of their own.
+    tokens = [
+        token
+        for token in korean_text.content_tokens(question)
+        if not any(ch.isdigit() for ch in token) and token[:-1] not in korean_text.GENERIC_REFERENTS
+    ]
     asks_how_or_when = any(marker in question for marker in korean_text.TIME_METHOD_REASON_MARKERS)
     return len(tokens) >= 2 and not asks_how_or_when
 
@@ -1282,7 +1288,9 @@ def _own_topic_tokens(question: str) -> list[str]:
     return [
         token
         for token in korean_text.topic_tokens(question)
-        if not any(ch.isdigit() for ch in token) and morphology.word_nouns(token).get(token) != morphology.DEPENDENT
+        if not any(ch.isdigit() for ch in token)
+        and morphology.word_nouns(token).get(token) != morphology.DEPENDENT
+        and token[:-1] not in korean_text.GENERIC_REFERENTS  # `건은`, `거는`: the analyser may miss them
     ]
 
 

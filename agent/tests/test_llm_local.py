@@ -2161,3 +2161,22 @@ def test_a_lecture_on_how_to_use_the_partner_centre_is_its_training():
     answer = answer_sentences("새로 온 직원이 파트너센터 사용법 강의 받을수 있을까요? 언제 하나요", [training])
 
     assert any("첫째 주 수요일" in sentence for sentence in answer)
+
+
+def test_another_month_asked_after_a_settlement_question_is_that_months_settlement():
+    """`10월 거는`: a period with a dependent noun picks another occurrence of the earlier topic, which is the 정산
+    the earlier question names after its period (not the period alone)."""
+    follow_up, earlier = "10월 거는 얼마 받았었죠?", "11월분 정산 언제 들어와요?"
+    rewritten = rewrite_follow_up(follow_up, [earlier])
+    assert "정산" in rewritten and "10월" in rewritten
+    assert "10월" in rewrite_follow_up("10월 건은 얼마 나갔었죠?", ["11월 정산 지급 예정일이 언제에요?"])
+    settlements = (
+        "[1] (거래처 기록 · 10월 정산 내역)\n[정산] 10월 정산 내역\n"
+        "10월 매입 정산액은 37,420,000원(부가세 포함)이며 2026-11-10에 계좌 이체로 지급 완료했습니다.\n\n"
+        "[2] (거래처 기록 · 11월 정산 예정)\n[정산] 11월 정산 예정\n"
+        "11월 매입분은 11월 30일 마감 후 정산서를 발행하며 지급 예정일은 2026-12-25입니다."
+    )
+
+    answer = answer_sentences(rewritten, [settlements], follow_up=follow_up, earlier=earlier)
+
+    assert answer and "37,420,000원" in answer[0]
