@@ -87,6 +87,8 @@ _SPOKEN_FORMS = (
     (re.compile(r"(?<![가-힣])반\s*페이지면"), "1/2면이면"),  # `반 페이지면요?`: if it is half a page
     (re.compile(r"(?<![가-힣])반\s*페이지"), "1/2면"),
     (re.compile(r"(?<![가-힣])반\s+면(?=[은이도으]|짜리|광고|\s|[?？]|$)"), "1/2면"),  # `반 면으로`, apart: half a page
+    # the partner centre's open API is the API the sources name
+    (re.compile(r"오픈\s*(?=API|api)"), ""),
     # a product name typed against its size (`배도라지즙30포`, `포기김치10kg`) is the name and the size
     (re.compile(r"(?<=[가-힣]{2})(?=\d+(?:\.\d+)?\s*(?:kg|g|L|ml|포|개|입|매|롤|박스|팩|봉)(?![A-Za-z]))"), " "),
     # the contracted topic particle: `저흰` is 저희는, `우린` is 우리는

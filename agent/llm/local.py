@@ -563,6 +563,10 @@ def _derived_stem(word: str) -> str:
 _YES_NO_END_RE = re.compile(r"(나요|까요|가요|니까|습니까)\s*[?？]*\s*$")
 # Where a message asks a second question: after a question mark, or at "그리고" ("… 얼마였죠 그리고 … 몇박스부터").
 _ASK_BREAK_RE = re.compile(r"(?<=[?？])\s*|\s+그리고\s+")
+# Where one sentence joins two asks: a question word's phrase ended by 고 or 에, with a question word after it.
+_ASK_JOINED_RE = re.compile(
+    r"(?P<ask>(?:얼마|언제|며칠|어디|누구|몇\s*[^\s?？]+?))(?:이)?(?:고|에),?\s+(?=[^?？]*(?:몇|얼마|언제|며칠|어디|누가))"
+)
 
 
 def _separate_asks(question: str, counterpart_names: tuple[str, ...]) -> list[str]:
@@ -572,6 +576,9 @@ def _separate_asks(question: str, counterpart_names: tuple[str, ...]) -> list[st
     if joined_value_aspects(question):
         return []
     parts = [part.strip() for part in _ASK_BREAK_RE.split(question) if len(part.strip()) > 1]
+    if len(parts) == 1 and (joined := _ASK_JOINED_RE.search(question)):
+        # "할인율은 얼마고 언제 끝나요?", "할인 몇 퍼센트에 최소 몇 박스예요?": two asks in one sentence
+        parts = [question[: joined.end("ask")].strip(), question[joined.end() :].strip()]
     if len(parts) != 2:
         return []
     focuses = [question_focus(part, counterpart_names=counterpart_names) for part in parts]

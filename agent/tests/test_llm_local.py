@@ -2180,3 +2180,26 @@ def test_another_month_asked_after_a_settlement_question_is_that_months_settleme
     answer = answer_sentences(rewritten, [settlements], follow_up=follow_up, earlier=earlier)
 
     assert answer and "37,420,000원" in answer[0]
+
+
+def test_two_asks_joined_in_one_sentence_get_both_values():
+    """ "할인 몇 퍼센트에 최소 몇 박스예요?", "유효기간이 얼마고, … 언제 없어져요?": two asks joined by 에 or 고 after
+    a question word's phrase, each answered; the open API (`오픈 API`) is the API the entry names."""
+    promotion = (
+        "[1] (거래처 기록 · 11~12월 초록마당 프로모션)\n[프로모션] 11~12월 초록마당 프로모션\n"
+        "행사 기간 중 초록마당 전 품목 12% 할인합니다. 10박스 이상 주문 시 적용, 다른 할인과 중복되지 않습니다."
+    )
+    api_key = _faq(
+        "API 키가 만료됐어요.",
+        "API 키의 유효 기간은 1년입니다. [설정] > [API 키 발급]에서 재발급하시면 기존 키는 7일 후 폐기됩니다.",
+    )
+
+    promotion_answer = " ".join(
+        answer_sentences("초록마당 프로모션 말인데요, 할인 몇 퍼센트에 최소 몇 박스예요?", [promotion])
+    )
+    key_answer = " ".join(
+        answer_sentences("오픈 API 키 받으면 유효기간이 얼마고, 재발급하면 예전 키는 언제 없어져요?", [api_key])
+    )
+
+    assert "12%" in promotion_answer and "10박스" in promotion_answer
+    assert "1년" in key_answer and "7일" in key_answer
