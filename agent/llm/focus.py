@@ -312,6 +312,7 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     for name in sorted(counterpart_names, key=len, reverse=True):
         if len(name) >= 2:
             text = text.replace(name, " ")
+    text = _SELF_INTRODUCTION_RE.sub(" ", text)
     cue = _cue_index(text)
     cued = (_ASPECT_CUES[cue][0],) if cue is not None else ()
     aspect = cued[0] if cued else None
@@ -451,6 +452,13 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
     )
 
 
+# "보람식품이에요.", "금강제과 경리팀인데요,", "대성기업 구매 담당입니다.": who asks (the vendor's name is taken out
+# before), said first — not what is asked about.
+_SELF_INTRODUCTION_RE = re.compile(
+    r"^\s*(?:안녕하세요[,.~!\s]*)?"
+    r"(?:(?:[가-힣A-Za-z]+\s+)?[가-힣A-Za-z]*(?:팀|팀장|담당|담당자|과장|대리|부장|실장|주임)\s*)?"
+    r"(?:입니다|이에요|예요|인데요)[,.~!ㅎ]*\s+"
+)
 # A step of an order or a payment asked in the past tense: whether it has happened, not whether it can.
 _DONE_YET_RE = re.compile(
     r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제|진행)\s*(됐|되었|됬|했|하였)"

@@ -2203,3 +2203,18 @@ def test_two_asks_joined_in_one_sentence_get_both_values():
 
     assert "12%" in promotion_answer and "10박스" in promotion_answer
     assert "1년" in key_answer and "7일" in key_answer
+
+
+def test_who_asks_said_first_is_not_what_is_asked_about():
+    """ "대성기업 구매 담당입니다.", "금강제과 경리팀인데요,": the vendor's name, team or role said first names no
+    subject; a topic said the same way (`초록마당 두부 건인데요`) still does."""
+    wipes = (
+        "[1] (거래처 기록 · 2026년 거래 조건)\n[계약 조건] 2026년 거래 조건\n"
+        "주요 품목 납품 단가: 은빛제지 종이컵 6.5온스 1000개 17,100원, 은빛제지 물티슈 100매×10 12,000원."
+    )
+    question = "대성기업 구매 담당입니다. 은빛제지 물티슈 100매×10 납품가가 얼마로 돼 있죠?"
+
+    assert question_focus(question, counterpart_names=("대성기업",)).subject == ("은빛제지", "물티슈")
+    assert "두부" in question_focus("초록마당 두부 건인데요, 납기 언제예요?", counterpart_names=("가온상사",)).subject
+    answer = answer_sentences(question, [wipes], counterpart_names=("대성기업",))
+    assert answer and "12,000원" in answer[0]
