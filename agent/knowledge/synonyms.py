@@ -118,13 +118,13 @@ def verb_noun(word: str) -> str:
     return next((noun for stem, noun in _VERB_NOUNS.items() if word.startswith(stem)), "")
 
 
-_ACTION_NOUNS = frozenset(_VERB_NOUNS.values())
+_NOUNS_OF_VERBS = frozenset(_VERB_NOUNS.values())
 
 
 def action_noun(word: str) -> str:
     """The noun of the action `word` asks about, whether typed as the verb (`바꾸려면` → 변경) or as the noun itself
     (`변경`, `변경하면`, `인상은`); "" for any other word."""
-    return verb_noun(word) or next((noun for noun in _ACTION_NOUNS if word.startswith(noun)), "")
+    return verb_noun(word) or next((noun for noun in _NOUNS_OF_VERBS if word.startswith(noun)), "")
 
 
 def subject_variants(word: str) -> frozenset[str]:

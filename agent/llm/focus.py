@@ -97,21 +97,23 @@ ACCEPTED_VALUES = {
 
 # A limit on a value rather than the value: an answer only to a question about the limit.
 BOUND_WORDS = ("최대", "최소", "한도", "상한", "하한", "최고", "최저")
-# `최소 몇 픽셀`, `최대 얼마까지`: said before the value asked, they say it is a bound; a noun naming the bound
-# (`한도`, `상한`) is what is asked about.
-_BOUND_ADVERBS = ("최대", "최소")
-# The paper a value is written on (`계약서에 얼마로`, `단가표를 잃어버려서`, `주문서 금액`): where the asker saw it,
-# which the record states without naming.
-_DOCUMENT_WORDS = korean_text.word_set("계약서 계약상 계약서상 단가표 견적서 주문서")
+# Subject words a statement need not name (they still rank): what the sources state without naming.
+_WORDS_NOT_REQUIRED = korean_text.word_set(
+    # `최소 몇 픽셀`, `최대 얼마까지`: said before the value asked, they say it is a bound, which a statement may
+    # state by `이상` alone; a noun naming the bound (`한도`, `상한`) is what is asked about
+    "최대 최소",
+    # the paper a value is written on (`계약서에 얼마로`, `단가표를 잃어버려서`, `주문서 금액`): where the asker saw it
+    "계약서 계약상 계약서상 단가표 견적서 주문서",
+    # the listing a screen shows (`발주 목록`): the entry names what is listed (a `내역` may be the document asked
+    # for: `생산출고 내역 언제까지 넘겨야`)
+    "목록 리스트",
+    # who the goods and claims finally serve (`고객 클레임`, `고객한테 위로금`): the rules about them seldom name them
+    "고객",
+)
 # How goods are packed (`사과 10kg 박스 단가`, `50롤 묶음`): a price list names the product and its size, not its box.
 # Asked of an order (`오더 잡힌 거 박스 수`, `서른 박스 주문서 금액`), the boxes are what the order counts.
 _PACK_WORDS = korean_text.word_set("박스 묶음")
 _ORDER_ASKED_RE = re.compile(r"주문|오더|발주")
-# The listing a screen shows (`발주 목록`): the entry names what is listed, not the list. (A `내역` may be the
-# document asked for: `생산출고 내역 언제까지 넘겨야`.)
-_LISTING_WORDS = korean_text.word_set("목록 리스트")
-# Who the goods and claims finally serve (`고객 클레임`, `고객한테 위로금`): the rules about them seldom name them.
-_PARTIES_SERVED = korean_text.word_set("고객")
 
 # (aspect, cue in the question), the first that matches wins. Question words and verb phrases (`언제까지`, `어떻게
 # 하나요`, `면 어떻게 되나요`) come before aspect nouns (`기간`, `수량`, `금액`), which only decide when the question
@@ -202,8 +204,6 @@ _FILLER_WORDS = korean_text.word_set(
     "이달 이번주 금주 올해 금년",
     # a period or day named relative to today ("지난달 정산", "내일 수량"): the question's date decides which
     "지난 지난달 저번 저번달 전달 다음달 오늘 내일 어제 모레 예전",
-    # `다음 달로 넘어간`, `다음 달에`: the one-syllable 달 with its particle
-    "달로 달에 달부터 달까지",
     # a case or a degree said around what is asked ("납품하는 경우", "어느 정도에요?"), and the asker's own progress
     "경우 정도 준비중",
     # the goods in general ("신성유통 거쳐서 넣던 물량", "물량 적을 땐 택배로"), as 물건 is
@@ -227,8 +227,8 @@ _FILLER_WORDS = korean_text.word_set(
     "동안",
     # the asking itself ("단가 확인 부탁드립니다", "여기 카카오톡으로 물어보면"), and "that time before"
     "부탁 여기 지난번",
-    # `다음 달에`: a one-syllable noun keeps its particle when read as a word
-    "달에",
+    # `다음 달에`, `다음 달로 넘어간`: a one-syllable noun keeps its particle when read as a word
+    "달에 달로 달부터 달까지",
 )
 _QUESTION_WORD_STARTS = ("몇", "며칠", "얼마", "언제")
 _HONORIFIC = "님"
@@ -397,11 +397,8 @@ def question_focus(question: str, *, counterpart_names: tuple[str, ...] = ()) ->
         subject.append(stem)
         if (
             written[index] in guessed
-            or stem in _BOUND_ADVERBS
-            or stem in _DOCUMENT_WORDS
+            or stem in _WORDS_NOT_REQUIRED
             or (stem in _PACK_WORDS and not asks_order)
-            or stem in _LISTING_WORDS
-            or stem in _PARTIES_SERVED
             or glued in _EXAMPLE_ENDINGS
             or index in examples
             or stem in mixed_up
@@ -459,6 +456,7 @@ _SELF_INTRODUCTION_RE = re.compile(
     r"(?:(?:[가-힣A-Za-z]+\s+)?[가-힣A-Za-z]*(?:팀|팀장|담당|담당자|과장|대리|부장|실장|주임)\s*)?"
     r"(?:입니다|이에요|예요|인데요)[,.~!ㅎ]*\s+"
 )
+
 # A step of an order or a payment asked in the past tense: whether it has happened, not whether it can.
 _DONE_YET_RE = re.compile(
     r"(출고|입고|배송|발송|도착|처리|접수|완료|확정|정산|지급|입금|결제|진행)\s*(됐|되었|됬|했|하였)"

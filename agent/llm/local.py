@@ -696,7 +696,7 @@ _LABEL_BONUS = 0.6
 _STATUS_LABEL = "상태"
 # What answers whether something costs the vendor, besides an amount: who bears it, or that it is free.
 _COST_WORDS = ("비용", "부담", "분담", "무료", "유료", "청구", "요금", "수수료")
-_BOUND_PENALTY = 0.6
+_BOUND_PENALTY = _BOUND_BONUS = 0.6
 _ADDRESS_RE = re.compile(r"[가-힣]+(?:로|길)\s*\d|[가-힣]{2,}(?:시|구|군|면|동)\s[가-힣]")
 _UNIT_PRICE_RE = re.compile(r"단가|납품가|공급가|개당|박스당|[a-zA-Z]+당")
 _UNIT_PRICE_PENALTY = 0.6
@@ -870,7 +870,7 @@ def _answer_score(
     if focus.aspect and not focus.asks_bound and any(word in own or word in context for word in BOUND_WORDS):
         score -= _BOUND_PENALTY  # "최대 50%까지" is a limit, not the value asked for
     elif focus.asks_bound and not focus.accepted_values and any(word in own for word in BOUND_WORDS):
-        score += _BOUND_PENALTY  # "기간 제한 있어요?" is answered by "최대 3개월", not by how to download
+        score += _BOUND_BONUS  # "기간 제한 있어요?" is answered by "최대 3개월", not by how to download
     if focus.asks_total and _UNIT_PRICE_RE.search(statement.text):
         score -= _UNIT_PRICE_PENALTY  # "콩나물 4kg 건 총액" is the order's 주문 금액, not the product's 단가
     if focus.counter and _counts_in(statement.text, focus.counter):
@@ -1240,14 +1240,14 @@ def _is_answer_material(sentence: str, source: str) -> bool:
 # --- follow-up rewriting (seed 001 5.2, deterministic) ---
 
 
+def _picks_an_occurrence(token: str) -> bool:
+    """A period or a number (`10월`) or a dependent noun (`거는`, `건은`) picks another occurrence of the earlier
+    question's topic ("10월 거는 얼마 받았었죠?"): it names no topic of its own."""
+    return any(ch.isdigit() for ch in token) or token[:-1] in korean_text.GENERIC_REFERENTS
+
+
 def _names_aspect_topic(question: str) -> bool:
-    # A period or a number (`10월`) and a dependent noun (`거는`, `건은`) pick another occurrence of the earlier
-    # topic ("10월 거는 얼마 받았었죠?"): they name no topic of their own.
-    tokens = [
-        token
-        for token in korean_text.content_tokens(question)
-        if not any(ch.isdigit() for ch in token) and token[:-1] not in korean_text.GENERIC_REFERENTS
-    ]
+    tokens = [token for token in korean_text.content_tokens(question) if not _picks_an_occurrence(token)]
     asks_how_or_when = any(marker in question for marker in korean_text.TIME_METHOD_REASON_MARKERS)
     return len(tokens) >= 2 and not asks_how_or_when
 
@@ -1295,9 +1295,7 @@ def _own_topic_tokens(question: str) -> list[str]:
     return [
         token
         for token in korean_text.topic_tokens(question)
-        if not any(ch.isdigit() for ch in token)
-        and morphology.word_nouns(token).get(token) != morphology.DEPENDENT
-        and token[:-1] not in korean_text.GENERIC_REFERENTS  # `건은`, `거는`: the analyser may miss them
+        if not _picks_an_occurrence(token) and morphology.word_nouns(token).get(token) != morphology.DEPENDENT
     ]
 
 
